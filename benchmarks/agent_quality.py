@@ -1,0 +1,282 @@
+"""How well the embedded agent answers real legal questions: does it cite the gold document, and does it
+state the asked figure?
+
+Builds an index of the gold documents of ``benchmarks/data/legal_questions.jsonl`` plus distractors from
+``indo_legal_corpus/demo_subset.txt`` (a temporary folder of links, nothing copied into the repo), runs the
+embedded agent (planner, tools, extractive writer) on every question through the real retriever, and
+reports per question and in total:
+
+* ``gold_shown``: a passage of the gold document was shown to the writer (the tools found it);
+* ``cites_gold``: a fact segment cites a passage of the gold document;
+* ``states_figure``: a fact segment states the gold figure (same value, and ``%``/unit where the gold has one);
+* ``figure_cited_gold``: that segment cites the gold document;
+* ``not_found``: the answer is only the "not found" framing.
+
+Run: ``.venv/bin/python -m benchmarks.agent_quality [--quick]``; writes ``benchmarks/results/agent_quality.json``
+and ``benchmarks/results/agent_quality.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("ACEH_SHARED_DATA", ROOT / ".." / "shared" / "data"))
+CORPUS = DATA / "indo_legal_corpus"
+QUESTIONS = ROOT / "benchmarks" / "data" / "legal_questions.jsonl"
+RESULTS = ROOT / "benchmarks" / "results"
+THREADS = 2
+
+_QUALIFIERS = re.compile(
+    r"^(?:paling\s+(?:sedikit|tinggi|banyak|lambat|rendah)|sekurang-kurangnya|maksimal|minimal|sebesar|\s)+",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"Rp\s?[\d.,]*\d|\d+(?:[.,]\d+)*\s?(?:%|persen|per\s?seratus|perseratus)?", re.IGNORECASE
+)
+_UNITS = ("tahun", "bulan", "hari", "orang", "kali")
+
+
+def figure_key(gold: str) -> tuple[float, bool, str | None] | str:
+    """(value, is_percent, unit word) of the gold figure's first number, or its text when it has none."""
+    from serve_app.tools_text import parse_number
+
+    core = _QUALIFIERS.sub("", gold).strip()
+    m = _NUMBER.search(core)
+    if m is None:
+        return core.lower()
+    raw = m.group(0)
+    percent = bool(re.search(r"%|persen|seratus", raw, re.IGNORECASE))
+    value = parse_number(re.sub(r"(?i)\s?(%|persen|per\s?seratus|perseratus)$", "", raw))
+    after = core[m.end() :].lower()
+    after = re.sub(r"^\s*\([^)]*\)", "", after)  # "20 (dua puluh) tahun" → " tahun"
+    unit = next((u for u in _UNITS if re.match(rf"\s*{u}\b", after)), None)
+    return (value if value is not None else -1.0, percent, unit)
+
+
+def states_figure(text: str, gold: str) -> bool:
+    from serve_app.tools_text import parse_number
+
+    key = figure_key(gold)
+    if isinstance(key, str):
+        return key in text.lower()
+    value, percent, unit = key
+    for m in _NUMBER.finditer(text):
+        raw = m.group(0)
+        is_percent = bool(re.search(r"%|persen|seratus", raw, re.IGNORECASE))
+        number = parse_number(re.sub(r"(?i)\s?(%|persen|per\s?seratus|perseratus)$", "", raw))
+        if number is None or abs(number - value) > 1e-6 or is_percent != percent:
+            continue
+        if unit is None:
+            return True
+        after = re.sub(r"^\s*\([^)]*\)", "", text[m.end() :].lower())
+        if re.match(rf"\s*{unit}\b", after):
+            return True
+    return False
+
+
+def _select_documents(questions: list[dict[str, Any]], distractors: int) -> list[str]:
+    gold = list(dict.fromkeys(q["gold_path"] for q in questions))
+    subset = [
+        line.strip()
+        for line in (CORPUS / "demo_subset.txt").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    extra = [p for p in subset if p not in gold][:distractors]
+    return [p for p in gold + extra if (CORPUS / p).is_file()]
+
+
+def _link_tree(paths: list[str], root: Path) -> Path:
+    """A folder of links mirroring the corpus layout, so each document's source is its corpus path."""
+    tree = root / "corpus"
+    for rel in paths:
+        target = tree / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to((CORPUS / rel).resolve())
+    return tree
+
+
+async def _ask(agent: Any, question: str) -> tuple[Any, float]:
+    from serve_app.agent import AgentRequest
+    from serve_app.budget import RequestBudget
+
+    budget = RequestBudget(deadline=time.time() + 60, model_calls=64, context_tokens=12000)
+    started = time.perf_counter()
+    outcome = await agent.run(AgentRequest(query=question), budget=budget)
+    return outcome, (time.perf_counter() - started) * 1000
+
+
+def evaluate(agent: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from serve_app.compose import compose
+    from serve_app.refusals import NOT_FOUND_FRAMING
+
+    rows = []
+    for q in questions:
+        outcome, latency_ms = asyncio.run(_ask(agent, q["question"]))
+        gold = q["gold_path"]
+        gold_keys = {k for k, p in outcome.passages.items() if p.chunk is not None and p.chunk.source == gold}
+        facts = [s for s in outcome.segments if s.kind == "fact"]
+        figure = q.get("gold_figure")
+        stating = [s for s in facts if figure and states_figure(s.text, figure)]
+        answer = compose(outcome.segments).answer if outcome.segments else (outcome.refusal_text or "")
+        rows.append(
+            {
+                "id": q["id"],
+                "question": q["question"],
+                "gold_path": gold,
+                "gold_figure": figure,
+                "tool": outcome.tool,
+                "refusal": outcome.refusal,
+                "error": outcome.error,
+                "passages": len(outcome.passages),
+                "gold_shown": bool(gold_keys),
+                "cites_gold": any(set(s.cites) & gold_keys for s in facts),
+                "states_figure": bool(stating) if figure else None,
+                "figure_cited_gold": any(set(s.cites) & gold_keys for s in stating) if figure else None,
+                "not_found": [s.text for s in outcome.segments] == [NOT_FOUND_FRAMING],
+                "latency_ms": round(latency_ms, 1),
+                "answer": answer,
+            }
+        )
+    return rows
+
+
+def _rate(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    values = [r[key] for r in rows if r[key] is not None]
+    hits = sum(bool(v) for v in values)
+    return {
+        "hits": hits,
+        "total": len(values),
+        "rate": round(100.0 * hits / len(values), 1) if values else None,
+    }
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    latencies = [r["latency_ms"] for r in rows]
+    return {
+        "questions": len(rows),
+        **{
+            k: _rate(rows, k)
+            for k in ("gold_shown", "cites_gold", "states_figure", "figure_cited_gold", "not_found")
+        },
+        "refusals": sum(r["refusal"] is not None for r in rows),
+        "errors": sum(r["error"] is not None for r in rows),
+        "latency_ms_p50": round(statistics.median(latencies), 1) if latencies else None,
+        "latency_ms_max": max(latencies) if latencies else None,
+    }
+
+
+def markdown(result: dict[str, Any]) -> str:
+    s = result["summary"]
+    lines = [
+        "# Agent quality (embedded agent, real legal corpus)",
+        "",
+        f"{result['date']} · {result['machine']} · `{result['command']}` · {result['threads']} threads · "
+        f"{result['runs']} run · index: {result['index']['documents']} documents, {result['index']['chunks']} "
+        f"chunks (built in {result['index']['ingest_s']} s)",
+        "",
+        "| metric | hits | of | rate |",
+        "| --- | --- | --- | --- |",
+    ]
+    for key, label in (
+        ("gold_shown", "gold document shown to the writer"),
+        ("cites_gold", "answer cites the gold document"),
+        ("states_figure", "answer states the asked figure"),
+        ("figure_cited_gold", "figure stated with a gold citation"),
+        ("not_found", "answered 'not found'"),
+    ):
+        m = s[key]
+        lines.append(f"| {label} | {m['hits']} | {m['total']} | {m['rate']}% |")
+    lines += [
+        "",
+        f"Refusals {s['refusals']}, errors {s['errors']}, latency p50 {s['latency_ms_p50']} ms "
+        f"(max {s['latency_ms_max']} ms).",
+        "",
+        "| id | tool | gold shown | cites gold | figure | figure cited gold |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    mark = {True: "yes", False: "no", None: "–"}
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['id']} | {r['tool']} | {mark[r['gold_shown']]} | {mark[r['cites_gold']]} | "
+            f"{mark[r['states_figure']]} | {mark[r['figure_cited_gold']]} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10 questions, 10 distractors (< 60 s)")
+    parser.add_argument("--distractors", type=int, default=50)
+    parser.add_argument("--index", type=Path, default=None, help="reuse or keep the index in this folder")
+    args = parser.parse_args(argv)
+    if not QUESTIONS.is_file() or not (CORPUS / "demo_subset.txt").is_file():
+        print(
+            f"agent_quality: needs {QUESTIONS} and {CORPUS} (set ACEH_SHARED_DATA); skipped.", file=sys.stderr
+        )
+        return 2
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from models.embeddings import SentenceTransformerEncoder
+    from models.rerankers import FeatureReranker
+    from retrieval.ingest import ingest
+    from retrieval.retriever import Retriever
+    from serve_app.agent import Agent
+    from serve_app.tools import LocalRetrieverPort
+    from serve_app.writer_embedded import EmbeddedWriter
+
+    questions = [
+        json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+    if args.quick:
+        questions, args.distractors = questions[:10], min(args.distractors, 10)
+    documents = _select_documents(questions, args.distractors)
+    encoder = SentenceTransformerEncoder(max_seq_length=128, num_threads=THREADS)
+    with tempfile.TemporaryDirectory(prefix="agent-quality-") as tmp:
+        index = args.index or Path(tmp) / "index"
+        started = time.perf_counter()
+        report = ingest([_link_tree(documents, Path(tmp))], index, encoder=encoder, progress=False)
+        ingest_s = round(time.perf_counter() - started, 1)
+        retriever = Retriever.load(index, encoder=encoder, reranker=FeatureReranker())
+        agent = Agent(LocalRetrieverPort(retriever), EmbeddedWriter())
+        rows = evaluate(agent, questions)
+        chunks = sum(d.chunk_count for d in retriever.documents())
+    result = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}",
+        "command": "python -m benchmarks.agent_quality" + (" --quick" if args.quick else ""),
+        "threads": THREADS,
+        "runs": 1,
+        "index": {
+            "documents": len(documents),
+            "failed": len(report.failed),
+            "chunks": chunks,
+            "ingest_s": ingest_s,
+        },
+        "summary": summarize(rows),
+        "rows": rows,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    name = "agent_quality_quick" if args.quick else "agent_quality"
+    (RESULTS / f"{name}.json").write_text(
+        json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+    )
+    text = markdown(result)
+    (RESULTS / f"{name}.md").write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,438 @@
+"""Retrieval benchmark: quality on Indonesian QA passages, speed on the full Indonesian legal corpus.
+
+    .venv/bin/python -m benchmarks.retrieval [--part quality|speed|all] [--quick] [--tune]
+
+quality: the gold passages of the IDK-MRC and TyDiQA-GoldP-id *valid* splits pooled as the corpus, each
+answerable question's own passage as its single relevant item; Recall@1/5/10, MRR@10, nDCG@10 for BM25,
+dense, RRF hybrid and hybrid + rerank. ``--tune`` first picks the RRF k / dense weight and the reranker
+weights on a sample of the *train* split (coordinate ascent on MRR@10), then reports valid with them.
+speed: ingest of ../shared/data/indo_legal_corpus (throughput, index size, peak memory), then per-stage
+query latency (single and batched) against a naive peer (rank_bm25 + brute-force numpy cosine + the same
+RRF) on the same chunks and vectors. Writes benchmarks/results/retrieval.json and retrieval.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import random
+import resource
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from models.embeddings import SentenceTransformerEncoder
+from models.rerankers import DEFAULT_WEIGHTS, FeatureReranker
+from retrieval.fusion import rrf
+from retrieval.ingest import ingest
+from retrieval.retriever import Retriever
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("ACEH_SHARED_DATA", ROOT / ".." / "shared" / "data"))
+RESULTS = ROOT / "benchmarks" / "results"
+ENCODER_SEQ = 128
+THREADS = 2
+
+
+QUANTIZE = os.environ.get("ACEH_BENCH_INT8", "0") == "1"
+
+
+def _encoder() -> SentenceTransformerEncoder:
+    return SentenceTransformerEncoder(max_seq_length=ENCODER_SEQ, num_threads=THREADS, quantize=QUANTIZE)
+
+
+# -- quality ------------------------------------------------------------------------------------------------
+def load_qa(split: str) -> tuple[list[str], list[tuple[str, int]]]:
+    passages: dict[str, int] = {}
+    questions: dict[str, tuple[str, int]] = {}
+    for name in ("idk_mrc", "tydiqa_id_goldp"):
+        for item in json.loads((DATA / "qa_idk_mrc_tydiqa_id" / name / f"{split}.json").read_text()):
+            pid = passages.setdefault(item["context"].strip(), len(passages))
+            for qa in item["qas"]:
+                if not qa.get("is_impossible") and qa["id"] not in questions:
+                    questions[qa["id"]] = (qa["question"], pid)
+    return list(passages), list(questions.values())
+
+
+def metrics(ranked: list[list[int]], gold: list[int]) -> dict[str, float]:
+    out = {"recall@1": 0.0, "recall@5": 0.0, "recall@10": 0.0, "mrr@10": 0.0, "ndcg@10": 0.0}
+    for ranks, g in zip(ranked, gold):
+        pos = ranks.index(g) + 1 if g in ranks[:10] else None
+        if pos:
+            out["recall@1"] += pos <= 1
+            out["recall@5"] += pos <= 5
+            out["recall@10"] += 1
+            out["mrr@10"] += 1 / pos
+            out["ndcg@10"] += 1 / math.log2(pos + 1)
+    return {k: round(100 * v / len(gold), 2) for k, v in out.items()}
+
+
+def _passage_ranks(hits_lists: list[list[Any]]) -> list[list[int]]:
+    out = []
+    for hits in hits_lists:
+        seen: list[int] = []
+        for hit in hits:
+            pid = int(Path(hit.chunk.source).stem[1:])
+            if pid not in seen:
+                seen.append(pid)
+        out.append(seen)
+    return out
+
+
+def _build_qa_index(passages: list[str], work: Path, encoder: SentenceTransformerEncoder) -> Path:
+    corpus = work / "corpus"
+    corpus.mkdir(parents=True)
+    for i, text in enumerate(passages):
+        (corpus / f"p{i:05d}.txt").write_text(text + "\n", encoding="utf-8")
+    index = work / "index"
+    ingest([corpus], index, encoder=encoder, progress=True)
+    return index
+
+
+def _evaluate(retriever: Retriever, questions: list[tuple[str, int]]) -> dict[str, dict[str, float]]:
+    queries = [q for q, _ in questions]
+    gold = [g for _, g in questions]
+    out = {}
+    for label, kwargs in (
+        ("bm25", {"mode": "bm25"}),
+        ("dense", {"mode": "dense"}),
+        ("hybrid_rrf", {"rerank": False}),
+        ("hybrid_rerank", {}),
+    ):
+        hits = []
+        for start in range(0, len(queries), 64):
+            hits.extend(retriever.search_many(queries[start : start + 64], top_k=20, **kwargs))
+        out[label] = metrics(_passage_ranks(hits), gold)
+    return out
+
+
+def _tune(retriever: Retriever, questions: list[tuple[str, int]]) -> dict[str, Any]:
+    """RRF k and dense weight by grid, then reranker weights by coordinate ascent, all on MRR@10."""
+    queries = [q for q, _ in questions]
+    gold = [g for _, g in questions]
+    best: tuple[float, int, float] = (-1.0, 60, 1.0)
+    for k in (10, 30, 60, 100):
+        for w in (0.3, 0.5, 0.75, 1.0, 1.5):
+            retriever.rrf_k, retriever.weights["dense"] = k, w
+            hits = retriever.search_many(queries, top_k=20, rerank=False)
+            score = metrics(_passage_ranks(hits), gold)["mrr@10"]
+            if score > best[0]:
+                best = (score, k, w)
+    retriever.rrf_k, retriever.weights["dense"] = best[1], best[2]
+    candidates = retriever.search_many(queries, top_k=retriever.candidates, rerank=False, provenance=True)
+    reranker = retriever.reranker
+    assert isinstance(reranker, FeatureReranker)
+    feats = [reranker.features(q, hits) for q, hits in zip(queries, candidates)]
+    names = ["figures", "coverage", "proximity", "dense", "bm25", "fused"]
+
+    def mrr(weights: dict[str, float]) -> float:
+        ranks = []
+        for hits, rows in zip(candidates, feats):
+            scores = [sum(weights[n] * row[n] for n in names) for row in rows]
+            order = sorted(range(len(hits)), key=lambda i: -scores[i])
+            ranks.append([hits[i] for i in order])
+        return metrics(_passage_ranks(ranks), gold)["mrr@10"]
+
+    weights = {n: DEFAULT_WEIGHTS[n] for n in names}
+    current = mrr(weights)
+    for _round in range(3):
+        for n in names:
+            for value in (0.0, 0.25, 0.5, 1.0, 2.0, 4.0):
+                trial = {**weights, n: value}
+                score = mrr(trial)
+                if score > current + 1e-9:
+                    weights, current = trial, score
+    return {
+        "rrf_k": best[1],
+        "dense_weight": best[2],
+        "rrf_mrr@10": best[0],
+        "reranker_weights": weights,
+        "rerank_mrr@10": current,
+    }
+
+
+def quality(quick: bool, tune: bool, work: Path) -> dict[str, Any]:
+    """Valid questions against the valid passages (the specified setting), and, unless quick, against the
+    train + valid passages pooled (about 20x more distractors, so Recall@10 is not saturated). With
+    ``tune``, fusion and reranker weights are first fitted on 1,000 train questions over that big pool."""
+    encoder = _encoder()
+    result: dict[str, Any] = {"encoder": encoder.name}
+    valid_passages, valid_questions = load_qa("valid")
+    if quick:
+        valid_questions = valid_questions[:200]
+    params: dict[str, Any] = {}
+    big: Retriever | None = None
+    big_questions: list[tuple[str, int]] = []
+    if not quick:
+        train_passages, train_questions = load_qa("train")
+        pool = list(dict.fromkeys(valid_passages + train_passages))
+        where = {text: i for i, text in enumerate(pool)}
+        big_questions = [(q, where[valid_passages[g]]) for q, g in valid_questions]
+        big = Retriever.load(
+            _build_qa_index(pool, work / "pool", encoder),
+            encoder=encoder,
+            reranker=FeatureReranker(),
+            candidates=50,
+        )
+        if tune:
+            sample = random.Random(7).sample(train_questions, 1000)
+            params = _tune(big, [(q, where[train_passages[g]]) for q, g in sample])
+            print("tuned on train:", json.dumps(params), file=sys.stderr)
+            result["tuning_train"] = {**params, "questions": len(sample), "passages": len(pool)}
+    reranker = FeatureReranker(params.get("reranker_weights"))
+    weights = {"dense": params["dense_weight"]} if params else None
+    rrf_k = params.get("rrf_k", 60)
+    retriever = Retriever.load(
+        _build_qa_index(valid_passages, work / "valid", encoder),
+        encoder=encoder,
+        reranker=reranker,
+        rrf_k=rrf_k,
+        weights=weights,
+        candidates=50,
+    )
+    result.update(
+        {
+            "passages": len(valid_passages),
+            "questions": len(valid_questions),
+            "rrf_k": rrf_k,
+            "weights": retriever.weights,
+            "reranker_weights": reranker.weights,
+            "valid": _evaluate(retriever, valid_questions),
+        }
+    )
+    if big is not None:
+        big.reranker, big.rrf_k, big.weights = reranker, rrf_k, retriever.weights
+        reranker.bind(big)
+        result["pooled"] = {
+            "passages": len(big.documents()),
+            "questions": len(big_questions),
+            "valid": _evaluate(big, big_questions),
+        }
+    return result
+
+
+# -- speed --------------------------------------------------------------------------------------------------
+def _latency(fn: Any, items: list[Any], retriever: Retriever | None = None) -> dict[str, float]:
+    if retriever is not None:
+        retriever.clear_cache()  # every stage pays its own query encoding
+    times = []
+    for item in items:
+        t = time.perf_counter()
+        fn(item)
+        times.append(time.perf_counter() - t)
+    arr = np.array(times) * 1000
+    return {
+        "p50_ms": round(float(np.percentile(arr, 50)), 2),
+        "p95_ms": round(float(np.percentile(arr, 95)), 2),
+        "qps": round(len(times) / (arr.sum() / 1000), 1),
+        "n": len(times),
+    }
+
+
+def _queries(retriever: Retriever, n: int) -> list[str]:
+    rng = random.Random(11)
+    fixed = [
+        "Pasal 183 UU 11/2006",
+        "dana otonomi khusus Aceh",
+        "Qanun Aceh tentang pemerintahan Aceh",
+        "Undang-Undang Nomor 33 Tahun 2004 Pasal 10",
+        "penerimaan perpajakan APBN 2023",
+        "kewenangan pemerintah yang bersifat nasional di Aceh",
+        "pajak daerah dan retribusi daerah",
+        "pengelolaan keuangan daerah",
+        "Badan Pusat Statistik",
+        "keterbukaan informasi publik",
+    ]
+    docs = retriever.documents()
+    out = list(fixed)
+    while len(out) < n:
+        doc = rng.choice(docs)
+        chunks = retriever.document_chunks(doc.document_id)
+        words = rng.choice(chunks).text.split()
+        if len(words) > 12:
+            start = rng.randrange(0, len(words) - 8)
+            out.append(" ".join(words[start : start + rng.randrange(4, 9)]))
+    return out[:n]
+
+
+def speed(quick: bool, work: Path) -> dict[str, Any]:
+    from rank_bm25 import BM25Okapi
+
+    corpus = DATA / "indo_legal_corpus"
+    paths: list[Path] = [corpus]
+    if quick:
+        paths = [
+            corpus / line.strip()
+            for line in (corpus / "demo_subset.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")
+        ][:8]
+    encoder = _encoder()
+    index = work / "legal_index"
+    t0 = time.perf_counter()
+    report = ingest(paths, index, encoder=encoder, progress=True)
+    ingest_s = time.perf_counter() - t0
+    size = sum(f.stat().st_size for f in index.rglob("*") if f.is_file())
+    docs = len(report.added) + len(report.updated) + len(report.unchanged)
+    t0 = time.perf_counter()
+    reingest = ingest(paths, index, encoder=encoder, progress=False)
+    reingest_s = time.perf_counter() - t0
+    assert not reingest.written and reingest.encoded == 0
+    t0 = time.perf_counter()
+    retriever = Retriever.load(index, encoder=encoder, reranker=FeatureReranker())
+    load_s = time.perf_counter() - t0
+    queries = _queries(retriever, 60 if quick else 200)
+    for q in queries[:5]:
+        retriever.search(q)  # warm caches
+    stages = {
+        "encode_query": _latency(lambda q: encoder.encode_queries([q]), queries),
+        "bm25": _latency(lambda q: retriever.search(q, mode="bm25"), queries, retriever),
+        "dense": _latency(lambda q: retriever.search(q, mode="dense"), queries, retriever),
+        "hybrid_rrf": _latency(lambda q: retriever.search(q, rerank=False), queries, retriever),
+        "hybrid_rerank": _latency(lambda q: retriever.search(q), queries, retriever),
+    }
+    retriever.clear_cache()
+    t = time.perf_counter()
+    for start in range(0, len(queries), 32):
+        retriever.search_many(queries[start : start + 32])
+    batched_qps = len(queries) / (time.perf_counter() - t)
+
+    # Naive peer on the same chunks and vectors: rank_bm25 + numpy brute force + the same RRF.
+    chunks = [
+        retriever.chunk(c.chunk_id)
+        for d in retriever.documents()
+        for c in retriever.document_chunks(d.document_id)
+    ]
+    t = time.perf_counter()
+    peer_bm25 = BM25Okapi([retriever.analyze(f"{c.context}\n{c.text}") or [""] for c in chunks])  # type: ignore[union-attr]
+    peer_build_s = time.perf_counter() - t
+    vectors = np.array(retriever.dense.vectors)
+
+    def peer(q: str) -> list[int]:
+        scores = peer_bm25.get_scores(retriever.analyze(q))
+        bm = np.argsort(-scores)[:50].tolist()
+        sims = vectors @ encoder.encode_queries([q])[0]
+        de = np.argsort(-sims)[:50].tolist()
+        return [j for j, _ in rrf({"bm25": bm, "dense": de}, k=60)[:10]]
+
+    peer_q = queries[: 20 if not quick else 10]
+    peer_lat = _latency(peer, peer_q)
+    ours = stages["hybrid_rerank"]
+    return {
+        "corpus": "indo_legal_corpus" + (" (demo_subset)" if quick else ""),
+        "encoder": encoder.name,
+        "documents": docs,
+        "failed": len(report.failed),
+        "chunks": report.chunks,
+        "ingest_s": round(ingest_s, 1),
+        "docs_per_s": round(docs / ingest_s, 2),
+        "chunks_per_s": round(report.chunks / ingest_s, 1),
+        "reingest_unchanged_s": round(reingest_s, 2),
+        "index_mb": round(size / 1e6, 1),
+        "load_s": round(load_s, 2),
+        "dense_index": retriever.manifest["dense_index"],
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "stages_single": stages,
+        "hybrid_rerank_batched_qps": round(batched_qps, 1),
+        "peer": {"build_s": round(peer_build_s, 1), **peer_lat},
+        "speedup_qps_vs_peer": round(ours["qps"] / peer_lat["qps"], 1),
+    }
+
+
+def _markdown(result: dict[str, Any]) -> str:
+    lines = [
+        f"# Retrieval benchmark\n\n`{result['command']}` on {result['machine']}, {result['threads']} torch "
+        f"threads, {result['date']}, one run.\n"
+    ]
+    q = result.get("quality")
+    if q:
+        lines.append(
+            f"## Quality (IDK-MRC + TyDiQA-id valid: {q['passages']} pooled passages, {q['questions']} "
+            f"answerable questions; encoder {q['encoder']}; rrf_k={q['rrf_k']}, weights={q['weights']})\n"
+        )
+        lines.append("| stage | R@1 | R@5 | R@10 | MRR@10 | nDCG@10 |\n|---|---|---|---|---|---|")
+        for stage, m in q["valid"].items():
+            lines.append(
+                f"| {stage} | {m['recall@1']} | {m['recall@5']} | {m['recall@10']} | {m['mrr@10']} | "
+                f"{m['ndcg@10']} |"
+            )
+        if "pooled" in q:
+            pooled = q["pooled"]
+            lines.append(
+                f"\nSame questions, train + valid passages pooled ({pooled['passages']} passages):\n"
+            )
+            lines.append("| stage | R@1 | R@5 | R@10 | MRR@10 | nDCG@10 |\n|---|---|---|---|---|---|")
+            for stage, m in pooled["valid"].items():
+                lines.append(
+                    f"| {stage} | {m['recall@1']} | {m['recall@5']} | {m['recall@10']} | {m['mrr@10']} | "
+                    f"{m['ndcg@10']} |"
+                )
+        if "tuning_train" in q:
+            lines.append(f"\nTuned on a train sample: `{json.dumps(q['tuning_train'])}`\n")
+    s = result.get("speed")
+    if s:
+        lines.append(f"\n## Speed ({s['corpus']}: {s['documents']} documents, {s['chunks']} chunks)\n")
+        lines.append(
+            f"Ingest {s['ingest_s']} s ({s['docs_per_s']} docs/s, {s['chunks_per_s']} chunks/s), "
+            f"re-ingest unchanged {s['reingest_unchanged_s']} s, index {s['index_mb']} MB "
+            f"({s['dense_index']}), load {s['load_s']} s, peak RSS {s['peak_rss_mb']} MB.\n"
+        )
+        lines.append("| stage (single query) | p50 ms | p95 ms | queries/s |\n|---|---|---|---|")
+        for stage, m in s["stages_single"].items():
+            lines.append(f"| {stage} | {m['p50_ms']} | {m['p95_ms']} | {m['qps']} |")
+        p = s["peer"]
+        lines.append(f"| naive peer (rank_bm25 + numpy + RRF) | {p['p50_ms']} | {p['p95_ms']} | {p['qps']} |")
+        lines.append(
+            f"\nHybrid + rerank batched (32 per call): {s['hybrid_rerank_batched_qps']} queries/s; "
+            f"single-query speed-up over the peer: {s['speedup_qps_vs_peer']}x.\n"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--part", choices=("quality", "speed", "all"), default="all")
+    parser.add_argument("--quick", action="store_true", help="small subsets, under a minute or two")
+    parser.add_argument("--tune", action="store_true", help="tune fusion and reranker weights on train first")
+    args = parser.parse_args()
+    if not DATA.is_dir():
+        sys.exit(f"shared data not found at {DATA}")
+    import torch
+
+    torch.set_num_threads(THREADS)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out_path = RESULTS / ("retrieval_quick.json" if args.quick else "retrieval.json")
+    result: dict[str, Any] = json.loads(out_path.read_text()) if out_path.exists() else {}
+    result.update(
+        {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": f"{platform.machine()} {os.cpu_count()} cores, {platform.python_version()}",
+            "command": " ".join(["python -m benchmarks.retrieval", *sys.argv[1:]]),
+            "threads": THREADS,
+            "runs": 1,
+        }
+    )
+    with tempfile.TemporaryDirectory(prefix="aceh-bench-") as tmp:
+        if args.part in ("quality", "all"):
+            result["quality"] = quality(args.quick, args.tune, Path(tmp))
+            (out_path).write_text(json.dumps(result, indent=1, ensure_ascii=False))
+        if args.part in ("speed", "all"):
+            result["speed"] = speed(args.quick, Path(tmp))
+    out_path.write_text(json.dumps(result, indent=1, ensure_ascii=False))
+    markdown = _markdown(result)
+    if not args.quick:
+        (RESULTS / "retrieval.md").write_text(markdown)
+    print(markdown)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Digit tokens in both grouping conventions, OCR repair, and a cheap language guess.
+
+Indonesian writes 1.500.000,75 and English 1,500,000.75. A token with both separators, or with repeated
+3-digit groups, is unambiguous; a single separator followed by exactly three digits ("1.500", "1,500") is
+resolved by the language of the text and by what surrounds it (a currency prefix, a scale word).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+_ID_MARKERS = re.compile(
+    r"\b(?:yang|dan|di|dari|untuk|dengan|adalah|sebesar|tahun|pada|dalam|tidak|atau|oleh|ke|akan|ini|itu|"
+    r"sebagaimana|dimaksud|pasal|ayat|tentang|juta|miliar|triliun|ribu|persen|anggaran|belanja|pendapatan|"
+    r"merupakan|tersebut|bahwa|serta|bagi|atas)\b",
+    re.IGNORECASE,
+)
+_EN_MARKERS = re.compile(
+    r"\b(?:the|of|and|is|was|were|are|in|to|for|with|by|from|at|on|which|that|million|billion|trillion|"
+    r"thousand|percent|budget|revenue|expenditure|year|about|around|this|has|have|its|their)\b",
+    re.IGNORECASE,
+)
+_GROUPED = re.compile(r"^\d{1,3}(?:X\d{3})+$")
+
+
+def detect_lang(text: str) -> str:
+    """'id' or 'en' by counting function words; Indonesian when unsure (the corpus language)."""
+    indonesian = len(_ID_MARKERS.findall(text))
+    english = len(_EN_MARKERS.findall(text))
+    return "en" if english > indonesian else "id"
+
+
+def _valid_groups(integer: str, sep: str) -> bool:
+    return bool(_GROUPED.match(integer.replace(sep, "X"))) if sep in integer else integer.isdigit()
+
+
+def parse_digit_token(token: str, *, lang: str, currency: bool = False, scaled: bool = False,
+                      percent: bool = False) -> tuple[Decimal, int] | None:
+    """Parse a token of digits, dots and commas into (value, decimals stated), or None when malformed.
+
+    ``currency``: a currency prefix stands before the token; ``scaled``: a scale word follows it;
+    ``percent``: a percent sign or word follows it.
+    """
+    dots = token.count(".")
+    commas = token.count(",")
+    if dots and commas:
+        last_dot, last_comma = token.rfind("."), token.rfind(",")
+        decimal_sep, group_sep = (",", ".") if last_comma > last_dot else (".", ",")
+        integer, _, fraction = token.rpartition(decimal_sep)
+        if group_sep in fraction or decimal_sep in integer or not _valid_groups(integer, group_sep):
+            return None
+        return Decimal(integer.replace(group_sep, "") + "." + fraction), len(fraction)
+    if not dots and not commas:
+        return Decimal(token), 0
+    sep = "." if dots else ","
+    parts = token.split(sep)
+    if len(parts) > 2:
+        if not _valid_groups(token, sep):
+            return None  # "4.1.01.01" is an account code, not a number
+        return Decimal(token.replace(sep, "")), 0
+    integer, fraction = parts
+    grouping = False
+    if len(fraction) == 3 and len(integer) <= 3 and integer != "0":
+        if sep == ".":
+            # Indonesian groups with dots; English text uses a dot as the decimal point, except right after
+            # a rupiah prefix with no scale word ("Rp1.500" is fifteen hundred rupiah in any language).
+            grouping = lang == "id" and not percent or (currency and not scaled)
+        else:
+            grouping = lang == "en" or (currency and not scaled and not percent)
+    if grouping:
+        return Decimal(integer + fraction), 0
+    return Decimal(integer + "." + fraction), len(fraction)
+
+
+# OCR repairs keep the text's length so spans stay valid. Only unambiguous cases: "Rpl.963" (l for 1 right
+# after a currency prefix, before digits), "RpS.076" (S for 5, same place), "2O2O" (O for 0 in a year).
+_OCR_PREFIX = re.compile(r"(?<=Rp)([lI|])(?=[.,]?\d)|(?<=Rp)(S)(?=[.,]\d{3})|(?<=Rp\s)([lI])(?=[.,]\d{3})")
+_OCR_YEAR = re.compile(r"\b[12][0-9O]{3}\b")
+
+
+def repair_ocr(text: str) -> tuple[str, tuple[int, ...]]:
+    """Return (text with the unambiguous OCR slips repaired, the repaired positions)."""
+    if "O" not in text and "Rp" not in text:
+        return text, ()
+    chars: list[str] | None = None
+    repaired: list[int] = []
+    for match in _OCR_PREFIX.finditer(text):
+        index = match.start()
+        chars = chars or list(text)
+        chars[index] = "5" if match.group(2) else "1"
+        repaired.append(index)
+    for match in _OCR_YEAR.finditer(text):
+        token = match.group()
+        if "O" in token and sum(ch.isdigit() for ch in token) >= 2:
+            chars = chars or list(text)
+            for offset, ch in enumerate(token):
+                if ch == "O":
+                    chars[match.start() + offset] = "0"
+                    repaired.append(match.start() + offset)
+    if chars is None:
+        return text, ()
+    return "".join(chars), tuple(repaired)

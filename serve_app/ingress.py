@@ -1,0 +1,278 @@
+"""Starlette routes. The router only reads the body, runs the checks in the contract's order, and
+picks a JSON response, an SSE stream or an error status; the work is in :mod:`serve_app.pipeline`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from serve_app import errors
+from serve_app.auth import Principal
+from serve_app.metrics import Metrics
+from serve_app.openapi import openapi_document
+from serve_app.pipeline import AnswerResult, Pipeline
+from serve_app.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
+from serve_app.sse import error_frame, frame, v1_answer_frames, v2_answer_frames
+
+log = logging.getLogger("aceh_rag.ingress")
+HealthCheck = Callable[[], Awaitable[dict[str, str]]]
+MetricsText = Callable[[], Awaitable[str]]
+
+
+def _error_response(exc: errors.ServiceError) -> JSONResponse:
+    return JSONResponse(exc.body(), status_code=exc.status_code, headers=exc.headers)
+
+
+class Ingress:
+    """Routes over a :class:`Pipeline` and a guard (a GuardService or a handle proxy with its methods)."""
+
+    def __init__(
+        self,
+        pipeline: Pipeline,
+        guard: Any,
+        *,
+        max_body_bytes: int,
+        metrics: Metrics,
+        health: HealthCheck,
+        metrics_text: MetricsText | None = None,
+        store: Any = None,
+    ) -> None:
+        self.pipeline = pipeline
+        self.guard = guard
+        self.max_body_bytes = max_body_bytes
+        self.metrics = metrics
+        self.health = health
+        self.metrics_text = metrics_text
+        self.store = store if store is not None else pipeline.store
+
+    def app(self) -> Starlette:
+        routes = [
+            Route("/healthz", self.healthz, methods=["GET"]),
+            Route("/metrics", self.metrics_route, methods=["GET"]),
+            Route("/openapi.json", self.openapi, methods=["GET"]),
+            Route("/search", self.search, methods=["POST"]),
+            Route("/query", self.query_v1, methods=["POST"]),
+            Route("/query/stream", self.query_v1_stream, methods=["POST"]),
+            Route("/query/v2", self.query_v2, methods=["POST"]),
+            Route("/query/v2/stream", self.query_v2_stream, methods=["POST"]),
+            Route("/playground", self.playground, methods=["POST"]),
+            Route("/conversations", self.create_conversation, methods=["POST"]),
+            Route("/conversations/{conversation_id}", self.get_conversation, methods=["GET"]),
+        ]
+        return Starlette(routes=routes)
+
+    # ------------------------------------------------------------------ open routes
+
+    async def healthz(self, request: Request) -> Response:
+        try:
+            status = await asyncio.wait_for(self.health(), timeout=10)
+        except Exception:  # noqa: BLE001 - any failing deployment means not healthy
+            return JSONResponse({"status": "unavailable"}, status_code=503)
+        ok = all(v == "ok" for v in status.values())
+        return JSONResponse({"status": "ok" if ok else "unavailable", "deployments": status},
+                            status_code=200 if ok else 503)
+
+    async def metrics_route(self, request: Request) -> Response:
+        text = self.metrics.text()
+        if self.metrics_text is not None:
+            with contextlib.suppress(Exception):
+                text = await self.metrics_text()
+        return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    async def openapi(self, request: Request) -> Response:
+        return JSONResponse(openapi_document())
+
+    # ------------------------------------------------------------------ checks in the contract's order
+
+    async def _read_body(self, request: Request) -> bytes:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise errors.PayloadTooLarge()
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise errors.PayloadTooLarge()
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def _admit(self, request: Request, model: type[BaseModel] | None, *, playground: bool = False
+                     ) -> tuple[Principal, Any]:
+        body = await self._read_body(request)  # 413 before anything is parsed
+        principal: Principal = await self.guard.admit(dict(request.headers))  # 401
+        parsed = None
+        if model is not None:
+            try:
+                raw = json.loads(body) if body else None
+            except (ValueError, UnicodeDecodeError):
+                raise errors.BadRequest() from None
+            if raw is None and body.strip() != b"null":
+                raise errors.BadRequest()
+            try:
+                parsed = model.model_validate(raw)  # 422
+            except ValidationError as exc:
+                raise errors.ValidationFailed(errors.validation_details(exc.errors())) from None
+        if playground:
+            if not await self.guard.verified_identity_enabled():
+                raise errors.IdentityDisabled()  # 503
+            if not principal.is_admin:
+                raise errors.Forbidden()  # 403
+        await self.guard.rate_limit(request.headers.get("x-api-key", ""), principal, playground=playground)
+        return principal, parsed
+
+    async def _timed(self, route: str, handler: Callable[[], Awaitable[Response]]) -> Response:
+        started = time.perf_counter()
+        try:
+            response = await handler()
+        except errors.ServiceError as exc:
+            response = _error_response(exc)
+        except Exception:  # noqa: BLE001 - never a traceback to the client
+            log.exception("unhandled error on %s", route)
+            response = _error_response(errors.ServiceError())
+        self.metrics.requests.labels(route, str(response.status_code)).inc()
+        self.metrics.latency.labels(route).observe(time.perf_counter() - started)
+        return response
+
+    # ------------------------------------------------------------------ JSON routes
+
+    async def search(self, request: Request) -> Response:
+        async def run() -> Response:
+            principal, req = await self._admit(request, SearchRequest)
+            return JSONResponse(await self.pipeline.search(req, principal))
+
+        return await self._timed("/search", run)
+
+    async def _answer_json(self, request: Request, route: str, model: type[BaseModel], family: str) -> Response:
+        async def run() -> Response:
+            principal, req = await self._admit(request, model, playground=family == "playground")
+            result = await self.pipeline.answer(req, principal, route=family)  # type: ignore[arg-type]
+            self._count(result)
+            return JSONResponse(result.body)
+
+        return await self._timed(route, run)
+
+    async def query_v1(self, request: Request) -> Response:
+        return await self._answer_json(request, "/query", QueryRequest, "v1")
+
+    async def query_v2(self, request: Request) -> Response:
+        return await self._answer_json(request, "/query/v2", QueryV2Request, "v2")
+
+    async def playground(self, request: Request) -> Response:
+        return await self._answer_json(request, "/playground", PlaygroundRequest, "playground")
+
+    def _count(self, result: AnswerResult) -> None:
+        reason = result.body.get("fallback_reason")
+        if reason:
+            self.metrics.refusals.labels(reason).inc()
+        for claim in result.body.get("claims", []):
+            self.metrics.verdicts.labels(claim["verdict"]).inc()
+
+    # ------------------------------------------------------------------ streams
+
+    async def query_v1_stream(self, request: Request) -> Response:
+        return await self._stream(request, "/query/stream", QueryRequest, "v1")
+
+    async def query_v2_stream(self, request: Request) -> Response:
+        return await self._stream(request, "/query/v2/stream", QueryV2Request, "v2")
+
+    async def _stream(self, request: Request, route: str, model: type[BaseModel], family: str) -> Response:
+        """Work that can fail runs before the first frame: a failure before any frame is a plain status;
+        after ``tool.*`` frames it is one ``error`` frame. The answer is buffered and guarded first."""
+        started = time.perf_counter()
+        try:
+            principal, req = await self._admit(request, model)
+        except errors.ServiceError as exc:
+            self.metrics.requests.labels(route, str(exc.status_code)).inc()
+            return _error_response(exc)
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+        async def on_event(event: dict[str, Any]) -> None:
+            await queue.put(("event", event))
+
+        async def work() -> None:
+            try:
+                result = await self.pipeline.answer(req, principal, route=family, on_event=on_event)  # type: ignore[arg-type]
+                await queue.put(("result", result))
+            except errors.ServiceError as exc:
+                await queue.put(("error", exc))
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001
+                log.exception("unhandled error on %s", route)
+                await queue.put(("error", errors.ServiceError()))
+
+        task = asyncio.create_task(work())
+        kind, item = await queue.get()
+        if kind == "error":
+            self.metrics.requests.labels(route, str(item.status_code)).inc()
+            return _error_response(item)
+        first = (kind, item)
+
+        async def frames() -> AsyncIterator[str]:
+            status = "200"
+            try:
+                pending: tuple[str, Any] | None = first
+                while True:
+                    k, it = pending if pending is not None else await queue.get()
+                    pending = None
+                    if k == "event":
+                        yield frame(it["event"], it["data"])
+                    elif k == "error":
+                        status = str(it.status_code)
+                        yield error_frame(it.status_code, it.error, it.detail if isinstance(it.detail, str)
+                                          else "invalid")
+                        return
+                    else:
+                        self._count(it)
+                        writer = v1_answer_frames if family == "v1" else v2_answer_frames
+                        try:
+                            for piece in writer(it):
+                                yield piece
+                        except Exception:  # noqa: BLE001 - after annotations: one error frame
+                            log.exception("stream writer failed on %s", route)
+                            status = "500"
+                            yield error_frame(500, "internal_error", errors.ServiceError.detail)
+                        return
+            finally:
+                if not task.done():
+                    task.cancel()  # the client went away: stop the work, save nothing half-done
+                self.metrics.requests.labels(route, status).inc()
+                self.metrics.latency.labels(route).observe(time.perf_counter() - started)
+
+        return StreamingResponse(frames(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    # ------------------------------------------------------------------ conversations
+
+    async def create_conversation(self, request: Request) -> Response:
+        async def run() -> Response:
+            principal, _ = await self._admit(request, None)
+            created = await asyncio.to_thread(self.store.create_conversation, principal.key)
+            return JSONResponse(created, status_code=201)
+
+        return await self._timed("/conversations", run)
+
+    async def get_conversation(self, request: Request) -> Response:
+        async def run() -> Response:
+            principal, _ = await self._admit(request, None)
+            cid = request.path_params["conversation_id"]
+            record = await asyncio.to_thread(self.store.get_conversation, cid, principal.key)
+            if record is None:
+                raise errors.NotFound()
+            messages = await asyncio.to_thread(self.store.list_messages, cid)
+            return JSONResponse({"conversation_id": cid, "route": getattr(record, "route", None),
+                                 "messages": messages})
+
+        return await self._timed("/conversations/{id}", run)

@@ -1,0 +1,64 @@
+"""Every metric, defined once. Each process (replica) records into its own registry; the ingress's
+``/metrics`` re-exports what every deployment reports (``deployment`` label added) so operators scrape
+one place."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import Metric
+from prometheus_client.parser import text_string_to_metric_families
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        self.requests = Counter(
+            "aceh_http_requests_total", "HTTP requests by route and status", ["route", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "aceh_http_request_duration_seconds", "HTTP request latency by route", ["route"],
+            buckets=LATENCY_BUCKETS, registry=self.registry,
+        )
+        self.calls = Histogram(
+            "aceh_deployment_call_duration_seconds", "Time spent in a deployment method",
+            ["deployment", "method"], buckets=LATENCY_BUCKETS, registry=self.registry,
+        )
+        self.judge_batch = Histogram(
+            "aceh_judge_batch_size", "Judge items per engine batch", buckets=BATCH_BUCKETS,
+            registry=self.registry,
+        )
+        self.verdicts = Counter(
+            "aceh_claim_verdicts_total", "Published claim verdicts", ["verdict"], registry=self.registry,
+        )
+        self.refusals = Counter(
+            "aceh_refusals_total", "Published refusals by reason", ["reason"], registry=self.registry,
+        )
+
+    def text(self) -> str:
+        return generate_latest(self.registry).decode()
+
+
+class ForeignMetrics:
+    """A collector re-exporting other processes' exposition text with a ``deployment`` label."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
+    def collect(self) -> Iterable[Metric]:
+        merged: dict[str, Metric] = {}
+        for deployment, text in sorted(self.texts.items()):
+            for family in text_string_to_metric_families(text):
+                out = merged.get(family.name)
+                if out is None:
+                    out = Metric(family.name, family.documentation, family.type)
+                    merged[family.name] = out
+                for s in family.samples:
+                    labels = dict(s.labels, deployment=deployment)
+                    out.add_sample(s.name, labels, s.value, s.timestamp, s.exemplar)
+        yield from merged.values()

@@ -1,0 +1,121 @@
+"""``/openapi.json`` and the committed JSON Schemas, both generated from :mod:`serve_app.schemas`."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from serve_app import schemas as s
+
+WIRE_DIR = Path(__file__).resolve().parent / "wire_schema" / f"v{s.WIRE_SCHEMA_VERSION}"
+SCHEMA_BASE = "https://aceh-rag.local/wire/v" + s.WIRE_SCHEMA_VERSION
+
+# file name → model; events are written as event.<name>.schema.json
+RESPONSE_MODELS: dict[str, type[BaseModel]] = {
+    "query_v2_response": s.QueryV2Response,
+    "query_v1_response": s.QueryV1Response,
+    "playground_response": s.PlaygroundResponse,
+    "search_response": s.SearchResponse,
+    "error": s.ErrorBody,
+}
+REQUEST_MODELS: dict[str, type[BaseModel]] = {
+    "query_request": s.QueryRequest,
+    "query_v2_request": s.QueryV2Request,
+    "playground_request": s.PlaygroundRequest,
+    "search_request": s.SearchRequest,
+}
+
+
+def _schema(model: type[BaseModel], name: str, mode: str) -> dict[str, Any]:
+    body = model.model_json_schema(by_alias=True, mode=mode)  # type: ignore[arg-type]
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{SCHEMA_BASE}/{name}.schema.json",
+            **body}
+
+
+def wire_schemas() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name, model in RESPONSE_MODELS.items():
+        out[name] = _schema(model, name, "serialization")
+    for name, model in REQUEST_MODELS.items():
+        out[name] = _schema(model, name, "validation")
+    for event, model in s.SSE_EVENTS.items():
+        out[f"event.{event}"] = _schema(model, f"event.{event}", "serialization")
+    return out
+
+
+def write_wire_schemas(directory: Path = WIRE_DIR) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, schema in wire_schemas().items():
+        path = directory / f"{name}.schema.json"
+        path.write_text(json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def _op(summary: str, req: str | None, resp: str, *, stream: bool = False, status: str = "200") -> dict[str, Any]:
+    op: dict[str, Any] = {"summary": summary, "security": [{"ApiKey": []}, {"ApiKey": [], "PartnerJWT": []}]}
+    if req:
+        op["requestBody"] = {"required": True,
+                             "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{req}"}}}}
+    content = ({"text/event-stream": {"schema": {"type": "string"}}} if stream
+               else {"application/json": {"schema": {"$ref": f"#/components/schemas/{resp}"}}})
+    errs = {code: {"description": text, "content": {"application/json": {"schema": {"$ref":
+            "#/components/schemas/ErrorBody"}}}} for code, text in [
+        ("400", "body is not JSON"), ("401", "missing or rejected credentials"), ("404", "not found"),
+        ("409", "conversation belongs to the other route family"), ("413", "body too large"),
+        ("422", "invalid body"), ("429", "rate limited"), ("502", "model server failure")]}
+    op["responses"] = {status: {"description": "OK", "content": content}, **errs}
+    return op
+
+
+@lru_cache(maxsize=1)
+def openapi_document() -> dict[str, Any]:
+    models = [s.QueryRequest, s.QueryV2Request, s.PlaygroundRequest, s.SearchRequest, s.QueryV2Response,
+              s.QueryV1Response, s.PlaygroundResponse, s.SearchResponse, s.ErrorBody, s.ConversationCreated,
+              s.ConversationView, *s.SSE_EVENTS.values()]
+    _, defs = models_json_schema([(m, "serialization") for m in models], by_alias=True,
+                                 ref_template="#/components/schemas/{model}")
+    paths = {
+        "/search": {"post": _op("Ranked chunks with citation metadata", "SearchRequest", "SearchResponse")},
+        "/query": {"post": _op("v1 answer: unconfirmed sentences removed", "QueryRequest", "QueryV1Response")},
+        "/query/stream": {"post": _op("v1 answer over SSE", "QueryRequest", "", stream=True)},
+        "/query/v2": {"post": _op("annotate-v2 answer: every statement marked", "QueryV2Request",
+                                  "QueryV2Response")},
+        "/query/v2/stream": {"post": _op("annotate-v2 over SSE (annotations before text)", "QueryV2Request", "",
+                                         stream=True)},
+        "/playground": {"post": _op("Admin trial of one editorial prompt, never published", "PlaygroundRequest",
+                                    "PlaygroundResponse")},
+        "/conversations": {"post": _op("Create an empty conversation", None, "ConversationCreated",
+                                       status="201")},
+        "/conversations/{conversation_id}": {"get": _op("A conversation as the reader saw it", None,
+                                                        "ConversationView")},
+        "/healthz": {"get": {"summary": "200 once every deployment answers", "security": [],
+                             "responses": {"200": {"description": "OK"}, "503": {"description": "not ready"}}}},
+        "/metrics": {"get": {"summary": "Prometheus text", "security": [],
+                             "responses": {"200": {"description": "OK"}}}},
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "aceh-rag", "version": "0.1.0",
+                 "description": "Answers over Indonesian government documents; every statement is marked by a "
+                                "strict judge (annotate-v2). Wire schema version " + s.WIRE_SCHEMA_VERSION},
+        "paths": paths,
+        "components": {
+            "schemas": defs.get("$defs", {}),
+            "securitySchemes": {
+                "ApiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+                "PartnerJWT": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+            },
+        },
+    }
+
+
+if __name__ == "__main__":
+    for p in write_wire_schemas():
+        print(p)

@@ -1,0 +1,67 @@
+"""Adapters that give Ray handles the same async methods the plain objects have, so the pipeline
+runs unchanged in one process or across the Ray Serve graph."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+
+class HandleProxy:
+    """``await proxy.method(*a, **kw)`` → ``await handle.method.remote(*a, **kw)``."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        method = getattr(self._handle, name)
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await method.remote(*args, **kwargs)
+
+        return call
+
+
+def copy_state(target: Any, source: Any) -> None:
+    """Bring a budget that was charged in another process back into the caller's object."""
+    if target is source or source is None:
+        return
+    if dataclasses.is_dataclass(target):
+        for f in dataclasses.fields(target):
+            setattr(target, f.name, getattr(source, f.name))
+    else:
+        target.__dict__.update(source.__dict__)
+
+
+class RemoteAgent:
+    """The Agent deployment streams ``("event", dict)`` items, then one ``("outcome", outcome, budget)``."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    async def run(self, req: Any, *, budget: Any, on_event: Callable[[dict], Awaitable[None]] | None = None) -> Any:
+        gen = self._handle.options(stream=True).run_stream.remote(req, budget)
+        outcome = None
+        async for item in gen:
+            if item[0] == "event":
+                if on_event is not None:
+                    await on_event(item[1])
+            else:
+                outcome = item[1]
+                copy_state(budget, item[2])
+        if outcome is None:
+            raise RuntimeError("the agent deployment ended its stream without an outcome")
+        return outcome
+
+
+class RemoteAnnotator:
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    async def annotate(self, *, budget: Any, **kwargs: Any) -> Any:
+        annotation = await self._handle.annotate.remote(budget=budget, **kwargs)
+        copy_state(budget, getattr(annotation, "budget", None))
+        return annotation

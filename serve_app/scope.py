@@ -1,0 +1,54 @@
+"""Which documents a request may read: ``document_ids`` and named selections from the config."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from serve_app.config import SelectionConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    document_ids: frozenset[str] | None  # None: the whole corpus
+    empty: bool  # a named selection with no indexed documents, or one the caller may not use
+
+    @classmethod
+    def everything(cls) -> Scope:
+        return cls(None, False)
+
+
+def resolve_scope(
+    *,
+    selection: str | None,
+    document_ids: list[str] | None,
+    selections: dict[str, SelectionConfig],
+    indexed_ids: Collection[str],
+    filter_ids: dict[str, list[str]],
+    caller_issuer: str | None,
+) -> Scope:
+    """Unknown ``document_ids`` are ignored; when none remain the scope is empty. An unknown selection,
+    an empty one, or one whose ``partners`` list excludes the caller's issuer, is empty too.
+    ``filter_ids`` maps a selection name to the ids its metadata filter matched."""
+    indexed = frozenset(indexed_ids)
+    ids: frozenset[str] | None = None
+    if selection is not None:
+        spec = selections.get(selection)
+        if spec is None:
+            return Scope(frozenset(), True)
+        if spec.partners is not None and (caller_issuer is None or caller_issuer not in spec.partners):
+            return Scope(frozenset(), True)
+        chosen: set[str] = set()
+        if spec.document_ids is not None:
+            chosen.update(spec.document_ids)
+        if spec.filter is not None:
+            chosen.update(filter_ids.get(selection, ()))
+        ids = frozenset(chosen) & indexed
+        if not ids:
+            return Scope(frozenset(), True)
+    if document_ids is not None:
+        requested = frozenset(document_ids) & indexed
+        ids = requested if ids is None else ids & requested
+        if not ids:
+            return Scope(frozenset(), True)
+    return Scope(ids, False)

@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from serve_app.agent import Agent, AgentRequest, ToolsConfig
+from serve_app.compose import compose
+from serve_app.refusals import LEAD_IN_FRAMING, NOT_FOUND_FRAMING, SUMMARY_LEAD_IN
+from serve_app.tools import LocalRetrieverPort
+from serve_app.writer_embedded import EmbeddedWriter, split_units
+from tests.agent.conftest import BUDGET_HEADER, make_budget
+from tests.agent.fakes import FakeRetriever, fake_find_references
+
+
+def make_agent(retriever: FakeRetriever, **kwargs: Any) -> Agent:
+    tools = ToolsConfig(find_references=fake_find_references, **kwargs.pop("tools", {}))
+    return Agent(LocalRetrieverPort(retriever), EmbeddedWriter(), tools=tools, **kwargs)
+
+
+def run(agent: Agent, query: str, **kwargs: Any):
+    budget = kwargs.pop("budget", None) or make_budget()
+    events: list[dict] = []
+
+    async def sink(event: dict) -> None:
+        events.append(event)
+
+    outcome = asyncio.run(agent.run(AgentRequest(query=query, **kwargs), budget=budget, on_event=sink))
+    return outcome, events
+
+
+def test_budget_question_answers_with_the_verbatim_row(retriever: FakeRetriever) -> None:
+    outcome, events = run(make_agent(retriever), "Berapa anggaran pendidikan Aceh tahun 2023?")
+    assert outcome.refusal is None and outcome.error is None
+    segs = outcome.segments
+    assert (segs[0].text, segs[0].kind) == (LEAD_IN_FRAMING, "framing")
+    assert [(s.layout, s.kind) for s in segs[1:]] == [("table_header", "framing"), ("table_row", "fact")]
+    assert segs[1].text == BUDGET_HEADER
+    row = segs[2]
+    assert row.text == "Pendidikan | 2023 | Rp1.250.000.000.000"
+    cited = outcome.passages[row.cites[0]]
+    assert row.text in cited.text and cited.chunk is not None and cited.chunk.document_id == "apba"
+    answer = compose(segs).answer
+    assert "Rp1.250.000.000.000" in answer and "2022" not in answer and "Kesehatan" not in answer
+    assert outcome.tool == "search" and outcome.tool_executed
+    assert [e["event"] for e in events] == ["tool.started", "tool.finished"]
+    assert outcome.model_records and outcome.model_records[0].engine == "embedded"
+
+
+def test_sentence_answer_is_a_verbatim_sentence_citing_its_passage(retriever: FakeRetriever) -> None:
+    outcome, _ = run(make_agent(retriever), "Berapa persen alokasi belanja pendidikan dari APBA?")
+    facts = [s for s in outcome.segments if s.kind == "fact"]
+    assert (
+        facts
+        and facts[0].text
+        == "Pasal 12 (1) Belanja urusan pendidikan dialokasikan paling sedikit 20% dari APBA."
+    )
+    assert facts[0].text in outcome.passages[facts[0].cites[0]].text
+
+
+def test_nothing_relevant_gives_the_not_found_framing(retriever: FakeRetriever) -> None:
+    outcome, _ = run(make_agent(retriever), "Berapa anggaran perikanan tangkap tahun 2019?")
+    assert outcome.refusal is None and outcome.error is None
+    assert [(s.text, s.kind) for s in outcome.segments] == [(NOT_FOUND_FRAMING, "framing")]
+
+
+def test_legal_check_reads_the_named_article(retriever: FakeRetriever) -> None:
+    outcome, events = run(make_agent(retriever), "Apa isi Pasal 7 UU 11/2006?")
+    assert outcome.tool == "legal_check"
+    assert [p.chunk.chunk_id for p in outcome.passages.values()] == ["uu-11-2006-c0"]
+    assert events[0]["data"]["arguments"]["ref"]["pasal"] == "7"
+
+
+def test_cross_reference_finds_the_amending_law(retriever: FakeRetriever) -> None:
+    outcome, _ = run(make_agent(retriever), "Apa yang mengubah UU 11/2006?")
+    assert outcome.tool == "cross_reference"
+    facts = [s for s in outcome.segments if s.kind == "fact"]
+    assert facts and "mengubah ketentuan" in facts[0].text
+    assert outcome.passages[facts[0].cites[0]].chunk.document_id == "perppu-2-2008"
+
+
+def test_follow_up_on_one_document_reads_it_whole(retriever: FakeRetriever) -> None:
+    outcome, _ = run(make_agent(retriever), "Tolong ringkas dokumen itu", single_document_id="uu-11-2006")
+    assert outcome.tool == "summarize"
+    assert [p.chunk.ordinal for p in outcome.passages.values()] == [0, 1]
+    assert outcome.segments[0].text == SUMMARY_LEAD_IN
+    assert all(s.cites for s in outcome.segments if s.kind == "fact")
+
+
+def test_table_query_sums_and_cites_the_rows(retriever: FakeRetriever) -> None:
+    outcome, _ = run(make_agent(retriever), "Berapa total anggaran pendidikan seluruh tahun?")
+    assert outcome.tool == "table_query"
+    p1 = outcome.passages["P1"]
+    assert p1.kind == "tool" and p1.identity["call"].startswith("table_query(operation=sum")
+    assert "Rp2.350.000.000.000" in p1.text  # 1.250 + 1.100 triliun, computed, not written by a model
+    assert "2 baris" in p1.text
+    assert any(p.kind == "chunk" for p in outcome.passages.values())
+    facts = [s for s in outcome.segments if s.kind == "fact"]
+    assert facts[0].cites == ("P1",) and facts[0].text in p1.text
+
+
+def test_greeting_needs_no_tool(retriever: FakeRetriever) -> None:
+    outcome, events = run(make_agent(retriever), "Halo, selamat pagi")
+    assert not outcome.tool_executed and outcome.tool is None and events == []
+    assert [s.kind for s in outcome.segments] == ["framing"]
+
+
+def test_preferred_documents_come_first(retriever: FakeRetriever) -> None:
+    outcome, _ = run(
+        make_agent(retriever),
+        "Pasal tentang urusan pemerintahan Aceh",
+        preferred_document_ids=["perppu-2-2008"],
+    )
+    assert outcome.passages["P1"].chunk.document_id == "perppu-2-2008"
+
+
+def test_flagged_passages_are_not_shown(retriever: FakeRetriever) -> None:
+    def screen(text: str) -> bool:
+        return "Pendidikan | 2023" in text
+
+    outcome, _ = run(
+        make_agent(retriever, guard_passage_screen=screen), "Berapa anggaran pendidikan Aceh tahun 2023?"
+    )
+    assert all("Pendidikan | 2023" not in p.text for p in outcome.passages.values())
+    assert list(outcome.passages) == [f"P{i}" for i in range(1, len(outcome.passages) + 1)]
+
+
+def test_split_units_keeps_verbatim_pieces() -> None:
+    line = (
+        "Dalam Qanun ini yang dimaksud dengan: a. Pemerintah Aceh adalah unsur penyelenggara pemerintahan; "
+        "dan b. Gubernur adalah kepala Pemerintah Aceh yang dipilih. Biaya Rp. 5.000 dibayar No. 3 kali."
+    )
+    units = split_units(line)
+    assert all(u in line for u in units)
+    assert "Pemerintah Aceh adalah unsur penyelenggara pemerintahan" in units
+    assert "Biaya Rp. 5.000 dibayar No. 3 kali." in units

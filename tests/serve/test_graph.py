@@ -1,0 +1,126 @@
+"""The real Ray Serve graph over HTTP: started once for the module with fractional CPUs."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import API_KEY, make_config
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+VOLATILE = {"trace_id", "conversation_id", "message_id", "created_at", "latency_ms", "model_call_log",
+            "started_at", "duration_ms", "finished_at", "call_id"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def graph(demo_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    import ray
+    from ray import serve
+
+    from serve_app.app import build_app
+
+    port = _free_port()
+    cfg = make_config(tmp_path_factory.mktemp("graph"), demo_index).model_copy(update={"port": port})
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                                       "TOKENIZERS_PARALLELISM": "false"}})
+    try:
+        serve.start(http_options={"host": "127.0.0.1", "port": port})
+        serve.run(build_app(cfg), name="aceh-rag", route_prefix="/")
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        yield {"base": base, "config": cfg}
+    finally:
+        serve.shutdown()
+        ray.shutdown()
+
+
+def _post(graph: dict[str, Any], path: str, body: dict[str, Any], **kw: Any) -> httpx.Response:
+    headers = {"X-API-Key": API_KEY, **kw.pop("headers", {})}
+    return httpx.post(graph["base"] + path, json=body, headers=headers, timeout=60, **kw)
+
+
+def _stable(body: Any) -> Any:
+    if isinstance(body, dict):
+        return {k: _stable(v) for k, v in body.items() if k not in VOLATILE}
+    if isinstance(body, list):
+        return [_stable(v) for v in body]
+    if isinstance(body, float):
+        return round(body, 6)
+    return body
+
+
+def test_health_metrics_openapi(graph: dict[str, Any]) -> None:
+    health = httpx.get(graph["base"] + "/healthz", timeout=10)
+    assert health.status_code == 200
+    assert set(health.json()["deployments"]) == {"Ingress", "Guard", "Retriever", "Agent", "Annotator", "JudgePool"}
+    assert httpx.get(graph["base"] + "/openapi.json", timeout=10).json()["openapi"].startswith("3.")
+    _post(graph, "/query/v2", {"query": "Berapa anggaran pendidikan Aceh tahun 2023?"})
+    metrics = httpx.get(graph["base"] + "/metrics", timeout=10).text
+    assert 'aceh_http_requests_total{route="/query/v2",status="200"}' in metrics
+    assert "aceh_judge_batch_size_count" in metrics and 'deployment="JudgePool"' in metrics
+
+
+def test_auth_is_enforced(graph: dict[str, Any]) -> None:
+    r = httpx.post(graph["base"] + "/query/v2", json={"query": "x"}, timeout=10)
+    assert r.status_code == 401
+    r = httpx.post(graph["base"] + "/query/v2", json={"query": "x"}, headers={"X-API-Key": "wrong"}, timeout=10)
+    assert r.status_code == 401
+
+
+def test_query_v2_answers_with_supported_figures(graph: dict[str, Any]) -> None:
+    r = _post(graph, "/query/v2", {"query": "Berapa anggaran pendidikan Aceh tahun 2023?"})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["schema"] == "annotate-v2"
+    supported = [c for c in body["claims"] if c["verdict"] == "supported"]
+    assert supported and any("871.667.219.294" in c["text"] for c in supported)
+    for c in body["claims"] + body["framing"]:
+        assert body["answer"][c["start"]:c["end"]] == c["text"]
+
+
+def test_stream_over_the_graph(graph: dict[str, Any]) -> None:
+    with httpx.stream("POST", graph["base"] + "/query/v2/stream", json={"query": "Apa isi Pasal 7 Qanun Aceh "
+                      "Nomor 9 Tahun 2022?"}, headers={"X-API-Key": API_KEY}, timeout=60) as r:
+        assert r.status_code == 200
+        text = "".join(r.iter_text())
+    events = [block.split("\n", 1)[0].removeprefix("event: ") for block in text.strip().split("\n\n")]
+    assert events[-1] == "done" and events.count("done") == 1
+    assert events.index("annotations") < events.index("answer.delta")
+
+
+def test_graph_and_inprocess_pipeline_give_the_same_json(graph: dict[str, Any], demo_retriever: Any) -> None:
+    import asyncio
+
+    from serve_app import factory
+    from serve_app.auth import Principal
+    from serve_app.schemas import QueryV2Request
+
+    cfg = graph["config"]
+    pipeline = factory.build_inprocess(cfg, retriever=demo_retriever)
+    for question in ("Berapa anggaran pendidikan Aceh tahun 2023?",
+                     "Berapa persen alokasi dana otonomi khusus untuk kabupaten/kota?"):
+        over_http = _post(graph, "/query/v2", {"query": question, "include_provenance": True}).json()
+        local = asyncio.run(pipeline.answer(QueryV2Request(query=question, include_provenance=True),
+                                            Principal.anonymous(), route="v2")).body
+        assert _stable(over_http) == _stable(local)
