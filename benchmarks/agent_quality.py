@@ -8,12 +8,13 @@ reports per question and in total:
 
 * ``gold_shown``: a passage of the gold document was shown to the writer (the tools found it);
 * ``cites_gold``: a fact segment cites a passage of the gold document;
-* ``states_figure``: a fact segment states the gold figure (same value, and ``%``/unit where the gold has one);
+* ``states_figure``: a fact segment states the gold figure (same value; ``%`` and unit where the gold
+  has them);
 * ``figure_cited_gold``: that segment cites the gold document;
 * ``not_found``: the answer is only the "not found" framing.
 
-Run: ``.venv/bin/python -m benchmarks.agent_quality [--quick]``; writes ``benchmarks/results/agent_quality.json``
-and ``benchmarks/results/agent_quality.md``.
+Run: ``.venv/bin/python -m benchmarks.agent_quality [--quick]``; writes
+``benchmarks/results/agent_quality.json`` and ``benchmarks/results/agent_quality.md``.
 """
 
 from __future__ import annotations
@@ -184,8 +185,8 @@ def markdown(result: dict[str, Any]) -> str:
         "# Agent quality (embedded agent, real legal corpus)",
         "",
         f"{result['date']} · {result['machine']} · `{result['command']}` · {result['threads']} threads · "
-        f"{result['runs']} run · index: {result['index']['documents']} documents, {result['index']['chunks']} "
-        f"chunks (built in {result['index']['ingest_s']} s)",
+        f"{result['runs']} run · index: {result['index']['documents']} documents, "
+        f"{result['index']['chunks']} chunks (built in {result['index']['ingest_s']} s)",
         "",
         "| metric | hits | of | rate |",
         "| --- | --- | --- | --- |",

@@ -1,8 +1,8 @@
 """Restatements and one-thing perturbations for the rule-judge development set (see build_judge_dev.py).
 
 A restatement writes a figure in another notation that must still be judged equal; a perturbation changes
-exactly one thing (scale word, one digit, year, entity, unit, direction, negation, bound, a reference read as a
-quantity, rounding without "sekitar") and must be judged unsupported.
+exactly one thing (scale word, one digit, year, entity, unit, direction, negation, bound, a reference read as
+a quantity, rounding without "sekitar") and must be judged unsupported.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def spell_id(number: int) -> str:
         return {10: "sepuluh", 11: "sebelas"}.get(number, _ID_DIGIT_WORDS[number - 10] + " belas")
     if number < 100:
         tens, rest = divmod(number, 10)
-        return (_ID_DIGIT_WORDS[tens] + " puluh" + (" " + _ID_DIGIT_WORDS[rest] if rest else ""))
+        return _ID_DIGIT_WORDS[tens] + " puluh" + (" " + _ID_DIGIT_WORDS[rest] if rest else "")
     hundreds, rest = divmod(number, 100)
     head = "seratus" if hundreds == 1 else _ID_DIGIT_WORDS[hundreds] + " ratus"
     return head + (" " + spell_id(rest) if rest else "")
@@ -73,8 +73,11 @@ def amount_notations(value: Decimal) -> dict[str, str]:
         cents = f"{value.quantize(Decimal('0.01')):f}".split(".")[1]
         out = {"id_full": f"Rp{full(value)},{cents}", "en_full": f"Rp {full(value, 'en')}.{cents}"}
     else:
-        out = {"id_full": f"Rp{full(value)}", "id_full_cents": f"Rp{full(value, cents=True)}",
-               "en_full": f"Rp {full(value, 'en')}"}
+        out = {
+            "id_full": f"Rp{full(value)}",
+            "id_full_cents": f"Rp{full(value, cents=True)}",
+            "en_full": f"Rp {full(value, 'en')}",
+        }
     exp = natural_exp(value)
     if exp is None:
         return out
@@ -116,7 +119,7 @@ def _change_digit(text: str, rng: random.Random) -> str:
     position = rng.choice(positions[-4:]) if positions else 0
     old = int(text[position])
     new = (old + rng.choice([1, 2, 3, 7, 8, 9])) % 10
-    return text[:position] + str(new) + text[position + 1:]
+    return text[:position] + str(new) + text[position + 1 :]
 
 
 def count_notations(value: Decimal, unit_word: str, en_unit: str | None) -> dict[str, str]:
@@ -137,14 +140,45 @@ def percent_notations(value: Decimal) -> dict[str, str]:
     return out
 
 
-SWAP_UNITS = {"tahun": "bulan", "bulan": "tahun", "hari": "bulan", "orang": "unit", "jiwa": "unit",
-              "persen": "permil", "%": " permil", "km": "hektare", "hektare": "km", "ha": "km", "ton": "kg",
-              "kali": "tahun", "minggu": "hari", "jam": "hari"}
-FLIP_BOUNDS = {"paling sedikit": "paling banyak", "paling banyak": "paling sedikit", "paling lama": "paling singkat",
-               "paling singkat": "paling lama", "paling tinggi": "paling rendah", "paling rendah": "paling tinggi",
-               "sekurang-kurangnya": "sebanyak-banyaknya", "sebanyak-banyaknya": "sekurang-kurangnya",
-               "lebih dari": "kurang dari", "kurang dari": "lebih dari", "minimal": "maksimal",
-               "maksimal": "minimal", "setinggi-tingginya": "serendah-rendahnya"}
-FLIP_DIRECTIONS = {"kenaikan": "penurunan", "penurunan": "kenaikan", "meningkat": "menurun", "menurun": "meningkat",
-                   "naik": "turun", "turun": "naik", "peningkatan": "penurunan", "bertambah": "berkurang",
-                   "berkurang": "bertambah"}
+SWAP_UNITS = {
+    "tahun": "bulan",
+    "bulan": "tahun",
+    "hari": "bulan",
+    "orang": "unit",
+    "jiwa": "unit",
+    "persen": "permil",
+    "%": " permil",
+    "km": "hektare",
+    "hektare": "km",
+    "ha": "km",
+    "ton": "kg",
+    "kali": "tahun",
+    "minggu": "hari",
+    "jam": "hari",
+}
+FLIP_BOUNDS = {
+    "paling sedikit": "paling banyak",
+    "paling banyak": "paling sedikit",
+    "paling lama": "paling singkat",
+    "paling singkat": "paling lama",
+    "paling tinggi": "paling rendah",
+    "paling rendah": "paling tinggi",
+    "sekurang-kurangnya": "sebanyak-banyaknya",
+    "sebanyak-banyaknya": "sekurang-kurangnya",
+    "lebih dari": "kurang dari",
+    "kurang dari": "lebih dari",
+    "minimal": "maksimal",
+    "maksimal": "minimal",
+    "setinggi-tingginya": "serendah-rendahnya",
+}
+FLIP_DIRECTIONS = {
+    "kenaikan": "penurunan",
+    "penurunan": "kenaikan",
+    "meningkat": "menurun",
+    "menurun": "meningkat",
+    "naik": "turun",
+    "turun": "naik",
+    "peningkatan": "penurunan",
+    "bertambah": "berkurang",
+    "berkurang": "bertambah",
+}

@@ -11,6 +11,11 @@ Each request is one answer's judge items: six segment/passage pairs over demo-li
 * ``ray``: ``JudgePool.judge_many`` through a deployment handle; batch sizes come from the replica's
   ``aceh_judge_batch_size`` histogram (``metrics_text``), differenced around each level.
 
+Two workloads: ``warm`` repeats the same claims (the rule judge's parsing caches are hot, so the figures show
+the pool's own overhead) and ``fresh`` gives every request new text (as a new answer over new passages). The
+modes run interleaved, run by run, on one Ray instance (``num_cpus=2``, replica ``num_cpus`` from the config).
+CPU per item: the driver process's, plus the replica's (read from /proc) for ``ray``.
+
 Prints a table and writes benchmarks/results/judge_pool.json.
 """
 
@@ -24,6 +29,7 @@ import platform
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,19 +43,24 @@ ITEMS_PER_REQUEST = 6
 # Upper bounds of the replica's histogram (serve_app.metrics.BATCH_BUCKETS) as bins: "1", "2", "3-4", ...
 BIN_EDGES = (1, 2, 4, 8, 16, 32, 64, 128)
 
-_QANUN = {"title": "Qanun Aceh Nomor 1 Tahun 2023 tentang Anggaran Pendapatan dan Belanja Aceh "
-                   "Tahun Anggaran 2023", "type": "Qanun", "number": "1", "year": 2023,
-          "issuer": "Pemerintah Aceh"}
-_LRA = {"title": "Laporan Realisasi Anggaran Pemerintah Aceh Tahun Anggaran 2023", "type": "Laporan",
-        "year": 2024, "issuer": "Badan Pengelolaan Keuangan Aceh"}
-_BPS = {"title": "Statistik Kemiskinan dan Kependudukan Aceh 2022-2023", "type": "Statistik", "year": 2023,
-        "issuer": "Badan Pusat Statistik Provinsi Aceh"}
-_OTSUS = {"title": "Peraturan Gubernur Aceh Nomor 12 Tahun 2023 tentang Pedoman Pengalokasian dan Penggunaan "
-                   "Dana Otonomi Khusus Aceh", "type": "Peraturan Gubernur", "number": "12", "year": 2023,
-          "issuer": "Gubernur Aceh"}
+Identity = dict[str, str | int | None]
+
+_QANUN: Identity = {
+    "title": "Qanun Aceh Nomor 1 Tahun 2023 tentang Anggaran Pendapatan dan Belanja Aceh Tahun Anggaran 2023",
+    "type": "Qanun", "number": "1", "year": 2023, "issuer": "Pemerintah Aceh"}
+_LRA: Identity = {
+    "title": "Laporan Realisasi Anggaran Pemerintah Aceh Tahun Anggaran 2023", "type": "Laporan",
+    "year": 2024, "issuer": "Badan Pengelolaan Keuangan Aceh"}
+_BPS: Identity = {
+    "title": "Statistik Kemiskinan dan Kependudukan Aceh 2022-2023", "type": "Statistik", "year": 2023,
+    "issuer": "Badan Pusat Statistik Provinsi Aceh"}
+_OTSUS: Identity = {
+    "title": "Peraturan Gubernur Aceh Nomor 12 Tahun 2023 tentang Pedoman Pengalokasian dan Penggunaan Dana "
+             "Otonomi Khusus Aceh", "type": "Peraturan Gubernur", "number": "12", "year": 2023,
+    "issuer": "Gubernur Aceh"}
 
 
-def _passage(key: str, identity: dict[str, str | int | None], *lines: str) -> JudgePassage:
+def _passage(key: str, identity: Identity, *lines: str) -> JudgePassage:
     return JudgePassage(key, "\n".join(lines), identity)
 
 
@@ -131,14 +142,31 @@ CLAIMS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def request_items(request_no: int, *, size: int = ITEMS_PER_REQUEST,
+def _tag(number: int) -> str:
+    letters = ""
+    while True:
+        number, rest = divmod(number, 26)
+        letters = chr(97 + rest) + letters
+        if not number:
+            return "zq" + letters  # a made-up word: no acronym, figure or reference the judge could use
+
+
+def request_items(request_no: int, *, size: int = ITEMS_PER_REQUEST, fresh: bool = False,
                   deadline: float | None = None) -> list[JudgeItem]:
-    """One request's judge items: ``size`` consecutive claims (cycling through :data:`CLAIMS`)."""
+    """One request's judge items: ``size`` consecutive claims (cycling through :data:`CLAIMS`).
+
+    ``fresh``: the request's heading and passages carry a request-specific word, so the judge meets them as
+    new text (parsing caches miss, as for a new answer over newly retrieved passages) while the verdicts stay
+    those of the plain items."""
+    heading, source_line = "## Ringkasan anggaran Aceh", ""
+    if fresh:
+        heading += f": jawaban {_tag(request_no)}"
+        source_line = f"\nSalinan {_tag(request_no)}."
     out = []
     for i in range(size):
         claim, keys = CLAIMS[(request_no * size + i) % len(CLAIMS)]
-        out.append(JudgeItem(f"r{request_no}-s{i}", claim, tuple(PASSAGES[k] for k in keys),
-                             context="## Ringkasan anggaran Aceh", deadline=deadline))
+        passages = tuple(replace(PASSAGES[k], text=PASSAGES[k].text + source_line) for k in keys)
+        out.append(JudgeItem(f"r{request_no}-s{i}", claim, passages, context=heading, deadline=deadline))
     return out
 
 
@@ -200,39 +228,62 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
+class Workload:
+    """Request numbers never repeat within a run (so ``fresh`` requests stay new to every cache), and every
+    result is checked against the in-process ``judge_batch`` verdicts of the same claims."""
+
+    def __init__(self, fresh: bool, expected: dict[int, list[tuple[Any, ...]]]) -> None:
+        self.fresh = fresh
+        self.expected = expected
+        self._next = 0
+
+    def take(self, count: int) -> range:
+        first, self._next = self._next, self._next + count
+        return range(first, first + count)
+
+
 async def closed_loop(call: Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]], clients: int,
-                      total: int, expected: dict[int, list[tuple[Any, ...]]]) -> dict[str, Any]:
+                      total: int, workload: Workload) -> dict[str, Any]:
     """``clients`` concurrent callers issue ``total`` requests between them; checks every result."""
     latencies: list[float] = []
     mismatches = 0
-    numbers = iter(range(total))
+    numbers = iter(workload.take(total))
 
     async def client() -> None:
         nonlocal mismatches
         for n in numbers:
-            items = request_items(n)
+            items = request_items(n, fresh=workload.fresh)
             started = time.perf_counter()
             results = await call(items)
             latencies.append(time.perf_counter() - started)
             if [r.item_id for r in results] != [i.item_id for i in items] or \
-                    [verdict_key(r) for r in results] != expected[n % len(expected)]:
+                    [verdict_key(r) for r in results] != workload.expected[n % len(workload.expected)]:
                 mismatches += 1
 
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     await asyncio.gather(*(client() for _ in range(clients)))
     wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
     return {"clients": clients, "requests": total, "items": total * ITEMS_PER_REQUEST,
             "wall_s": round(wall, 3), "items_per_s": round(total * ITEMS_PER_REQUEST / wall, 1),
             "p50_ms": round(percentile(latencies, 0.5) * 1000, 2),
-            "p95_ms": round(percentile(latencies, 0.95) * 1000, 2), "mismatched_requests": mismatches}
+            "p95_ms": round(percentile(latencies, 0.95) * 1000, 2), "mismatched_requests": mismatches,
+            "driver_cpu_ms_per_item": round(cpu * 1000 / (total * ITEMS_PER_REQUEST), 3)}
 
 
-def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    ordered = sorted(runs, key=lambda r: r["items_per_s"])
-    best = dict(ordered[len(ordered) // 2])
-    best["items_per_s_runs"] = [r["items_per_s"] for r in runs]
-    best["mismatched_requests"] = sum(r["mismatched_requests"] for r in runs)
-    return best
+def replica_cpu_s(marker: str = "ServeReplica:judgepool:JudgePool") -> float | None:
+    """CPU seconds (user + system, all threads) used so far by the JudgePool replica process, read from
+    /proc; None where that is not possible (not Linux, replica not found)."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker not in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        return (int(fields[11]) + int(fields[12])) / ticks  # utime, stime (fields 14 and 15 of stat)
+    return None
 
 
 def judge_pool_app(raw_config: dict[str, Any]) -> Any:
@@ -243,29 +294,103 @@ def judge_pool_app(raw_config: dict[str, Any]) -> Any:
     d = AppConfig.model_validate(raw_config).serve.deployment("JudgePool")
     options = {"num_replicas": d.num_replicas, "ray_actor_options": {"num_cpus": d.num_cpus},
                "max_ongoing_requests": d.max_ongoing_requests}
-    return JudgePoolDeployment.options(**options).bind(raw_config)
+    deployment: Any = JudgePoolDeployment  # a Ray Serve Deployment; mypy sees the decorated class
+    return deployment.options(**options).bind(raw_config)
 
 
-def _print_table(rows: list[dict[str, Any]]) -> None:
-    print(f"{'mode':<10} {'conc':>4} {'items/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'mean batch':>10}  batches")
-    for r in rows:
-        print(f"{r['mode']:<10} {r['clients']:>4} {r['items_per_s']:>8} {r['p50_ms']:>8} {r['p95_ms']:>8} "
-              f"{r['mean_batch']:>10}  {r['batch_bins']}")
+class Rows:
+    """One row per (workload, mode, concurrency): the median run by items/s, batches over all runs."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, workload: str, mode: str, runs: list[dict[str, Any]], cumulative: dict[str, float]) -> None:
+        row = dict(sorted(runs, key=lambda r: r["items_per_s"])[len(runs) // 2])
+        count = cumulative.get("count", 0.0)
+        row.update(items_per_s_runs=[r["items_per_s"] for r in runs],
+                   mismatched_requests=sum(r["mismatched_requests"] for r in runs), batches=int(count),
+                   mean_batch=round(cumulative.get("sum", 0.0) / count, 2) if count else None,
+                   batch_bins=bins_from_cumulative(cumulative))
+        self.rows.append({"workload": workload, "mode": mode, **row})
+
+    def ratios(self) -> dict[str, dict[str, dict[str, float]]]:
+        by = {(r["workload"], r["mode"], r["clients"]): r["items_per_s"] for r in self.rows}
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for w, _, n in by:
+            if (w, "ray", n) in by:
+                out.setdefault(w, {})[str(n)] = {
+                    f"ray_over_{base}": round(by[(w, "ray", n)] / by[(w, base, n)], 3)
+                    for base in ("direct", "collector")}
+        return out
+
+    def print(self) -> None:
+        print(f"{'workload':<8} {'mode':<10} {'conc':>4} {'items/s':>8} {'p50 ms':>8} {'p95 ms':>8} "
+              f"{'cpu ms/item':>14} {'mean batch':>10}  batch sizes (batches)")
+        for r in sorted(self.rows, key=lambda r: (r["workload"] != "warm", r["clients"], r["mode"])):
+            cpu = f"{r['driver_cpu_ms_per_item']}"
+            if "replica_cpu_ms_per_item" in r:
+                cpu += f"+{r['replica_cpu_ms_per_item']}"
+            print(f"{r['workload']:<8} {r['mode']:<10} {r['clients']:>4} {r['items_per_s']:>8} "
+                  f"{r['p50_ms']:>8} {r['p95_ms']:>8} {cpu:>14} {r['mean_batch']:>10}  {r['batch_bins']}")
+        for w, levels in self.ratios().items():
+            print(f"{w}: Ray items/s over in-process items/s: " + ", ".join(
+                f"{n} conc {v['ray_over_direct']}x direct / {v['ray_over_collector']}x collector"
+                for n, v in levels.items()))
+
+
+async def _measure(handle: Any, judge: Any, cfg: Any, workloads: dict[str, Workload], rows: Rows, *,
+                   total: int, runs: int) -> None:
+    """All modes interleaved run by run, so drifting load on a shared machine hits them alike."""
+    from judge.batching import BatchCollector, judge_batch
+
+    sizes: list[int] = []
+
+    async def direct(items: list[JudgeItem]) -> list[JudgeResult]:
+        sizes.append(len(items))
+        return await judge_batch(judge, items)
+
+    async def ray_call(items: list[JudgeItem]) -> list[JudgeResult]:
+        return await handle.judge_many.remote(items)
+
+    for name, workload in workloads.items():
+        for call in (direct, ray_call):
+            await closed_loop(call, 4, 16, workload)  # warm-up (for "warm": fills both processes' caches)
+        for n in LEVELS:
+            sizes.clear()
+            collector = BatchCollector(judge, max_batch_size=cfg.judge.max_batch_size,
+                                       batch_wait_timeout_s=cfg.judge.batch_wait_timeout_s,
+                                       batch_history=1 << 20)
+            before = batch_histogram(await handle.metrics_text.remote())
+            level: dict[str, list[dict[str, Any]]] = {"direct": [], "collector": [], "ray": []}
+            for _ in range(runs):
+                level["direct"].append(await closed_loop(direct, n, total, workload))
+                level["collector"].append(await closed_loop(collector.submit_many, n, total, workload))
+                cpu_before = replica_cpu_s()
+                run = await closed_loop(ray_call, n, total, workload)
+                cpu_after = replica_cpu_s()
+                if cpu_before is not None and cpu_after is not None:
+                    run["replica_cpu_ms_per_item"] = round((cpu_after - cpu_before) * 1000 / run["items"], 3)
+                level["ray"].append(run)
+            after = batch_histogram(await handle.metrics_text.remote())
+            await collector.aclose()
+            rows.add(name, "direct", level["direct"], cumulative_from_sizes(sizes))
+            rows.add(name, "collector", level["collector"], cumulative_from_sizes(collector.batch_sizes))
+            rows.add(name, "ray", level["ray"], histogram_delta(before, after))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=192, help="requests per level, mode and run")
     parser.add_argument("--runs", type=int, default=3, help="runs per level and mode (median reported)")
-    parser.add_argument("--quick", action="store_true", help="64 requests, one run")
+    parser.add_argument("--quick", action="store_true", help="48 requests, one run")
     args = parser.parse_args(argv)
-    total, runs = (64, 1) if args.quick else (args.requests, args.runs)
+    total, runs = (48, 1) if args.quick else (args.requests, args.runs)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
     import ray
     from ray import serve
 
-    from judge.batching import BatchCollector, judge_batch
+    from judge.batching import judge_batch
     from serve_app import factory
     from serve_app.config import load_config
 
@@ -274,77 +399,29 @@ def main(argv: list[str] | None = None) -> int:
     judge = factory.build_judge(cfg)
     expected = {n: [verdict_key(r) for r in asyncio.run(judge_batch(judge, request_items(n)))]
                 for n in range(len(CLAIMS))}
+    # Each workload keeps one request counter over both processes, so no request is seen twice anywhere.
+    workloads = {"warm": Workload(False, expected), "fresh": Workload(True, expected)}
     load_before = os.getloadavg()
-    rows: list[dict[str, Any]] = []
-
-    def add(mode: str, level_runs: list[dict[str, Any]], cumulative: dict[str, float]) -> None:
-        row = _median_run(level_runs)
-        count = cumulative.get("count", 0.0)
-        row.update(mode=mode, batches=int(count), mean_batch=round(cumulative.get("sum", 0.0) / count, 2)
-                   if count else None, batch_bins=bins_from_cumulative(cumulative))
-        rows.append({"mode": row.pop("mode"), **row})
-
-    async def run_inprocess() -> None:
-        sizes: list[int] = []
-
-        async def direct(items: list[JudgeItem]) -> list[JudgeResult]:
-            sizes.append(len(items))
-            return await judge_batch(judge, items)
-
-        await closed_loop(direct, 4, 16, expected)  # warm-up
-        for n in LEVELS:
-            sizes.clear()
-            add("direct", [await closed_loop(direct, n, total, expected) for _ in range(runs)],
-                cumulative_from_sizes(sizes))
-        for n in LEVELS:
-            collector = BatchCollector(judge, max_batch_size=cfg.judge.max_batch_size, batch_history=1 << 20,
-                                       batch_wait_timeout_s=cfg.judge.batch_wait_timeout_s)
-            level = [await closed_loop(collector.submit_many, n, total, expected) for _ in range(runs)]
-            add("collector", level, cumulative_from_sizes(collector.batch_sizes))
-            await collector.aclose()
-
-    asyncio.run(run_inprocess())
+    rows = Rows()
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         serve.start(proxy_location="Disabled")
         handle = serve.run(judge_pool_app(raw), name="judgepool", route_prefix=None)
-
-        async def run_ray() -> None:
-            async def call(items: list[JudgeItem]) -> list[JudgeResult]:
-                return await handle.judge_many.remote(items)
-
-            await closed_loop(call, 4, 16, expected)  # warm-up
-            for n in LEVELS:
-                before = batch_histogram(await handle.metrics_text.remote())
-                level = [await closed_loop(call, n, total, expected) for _ in range(runs)]
-                after = batch_histogram(await handle.metrics_text.remote())
-                add("ray", level, histogram_delta(before, after))
-
-        asyncio.run(run_ray())
+        asyncio.run(_measure(handle, judge, cfg, workloads, rows, total=total, runs=runs))
     finally:
         serve.shutdown()
         ray.shutdown()
 
-    by = {(r["mode"], r["clients"]): r for r in rows}
-
-    def ratio(n: int, base: str) -> float:
-        return round(by[("ray", n)]["items_per_s"] / by[(base, n)]["items_per_s"], 3)
-
-    ratios = {str(n): {"ray_over_direct": ratio(n, "direct"), "ray_over_collector": ratio(n, "collector")}
-              for n in LEVELS}
-    _print_table(rows)
-    print("Ray items/s over in-process items/s: " + ", ".join(
-        f"{n}: {v['ray_over_direct']}x direct, {v['ray_over_collector']}x collector"
-        for n, v in ratios.items()))
-    bad = sum(r["mismatched_requests"] for r in rows)
+    rows.print()
+    bad = sum(r["mismatched_requests"] for r in rows.rows)
     if bad:
         print(f"WARNING: {bad} requests came back with results unlike the in-process judge_batch")
     d = cfg.serve.deployment("JudgePool")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps({
         "benchmark": "judge_pool", "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python -m benchmarks.judge_pool " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": " ".join(["python -m benchmarks.judge_pool", *(sys.argv[1:] if argv is None else argv)]),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                     "python": platform.python_version(), "ray": ray.__version__,
                     "loadavg_before": [round(x, 2) for x in load_before],
@@ -356,9 +433,11 @@ def main(argv: list[str] | None = None) -> int:
                      "batch_wait_timeout_s": cfg.judge.batch_wait_timeout_s,
                      "items_per_request": ITEMS_PER_REQUEST, "distinct_claims": len(CLAIMS),
                      "distinct_passages": len(PASSAGES), "requests_per_level": total, "runs": runs,
-                     "threads": "one asyncio loop per side; the rule judge runs on the event loop thread",
+                     "threads": "one asyncio loop per process; the rule judge runs on the event-loop thread",
+                     "workloads": {"warm": "the same 3 requests' claims repeat (judge caches hot)",
+                                   "fresh": "every request's heading and passages are new text"},
                      "reported": "median run by items/s; batch histogram summed over all runs of a level"},
-        "rows": rows, "items_per_s_ratio": ratios,
+        "rows": rows.rows, "items_per_s_ratio": rows.ratios(),
     }, indent=2) + "\n")
     return 0 if not bad else 1
 

@@ -403,6 +403,10 @@ def main() -> None:
     parser.add_argument("--part", choices=("quality", "speed", "all"), default="all")
     parser.add_argument("--quick", action="store_true", help="small subsets, under a minute or two")
     parser.add_argument("--tune", action="store_true", help="tune fusion and reranker weights on train first")
+    parser.add_argument("--out", default=None, help="results JSON name (default retrieval.json)")
+    parser.add_argument(
+        "--merge", default=None, help="copy the parts of this results JSON in, redo the table"
+    )
     args = parser.parse_args()
     if not DATA.is_dir():
         sys.exit(f"shared data not found at {DATA}")
@@ -410,8 +414,21 @@ def main() -> None:
 
     torch.set_num_threads(THREADS)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out_path = RESULTS / ("retrieval_quick.json" if args.quick else "retrieval.json")
+    out_path = RESULTS / (args.out or ("retrieval_quick.json" if args.quick else "retrieval.json"))
     result: dict[str, Any] = json.loads(out_path.read_text()) if out_path.exists() else {}
+    if args.merge:
+        # Parts measured by separate runs (quality and speed ran as two processes): keep each run's header.
+        other = json.loads((RESULTS / args.merge).read_text())
+        for part in ("quality", "speed"):
+            if part in other:
+                result[part] = {
+                    **other[part],
+                    "run": {k: other[k] for k in ("date", "command") if k in other},
+                }
+        out_path.write_text(json.dumps(result, indent=1, ensure_ascii=False))
+        (RESULTS / "retrieval.md").write_text(_markdown(result))
+        print(_markdown(result))
+        return
     result.update(
         {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),

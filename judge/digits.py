@@ -10,24 +10,31 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-_ID_MARKERS = re.compile(
-    r"\b(?:yang|dan|di|dari|untuk|dengan|adalah|sebesar|tahun|pada|dalam|tidak|atau|oleh|ke|akan|ini|itu|"
-    r"sebagaimana|dimaksud|pasal|ayat|tentang|juta|miliar|triliun|ribu|persen|anggaran|belanja|pendapatan|"
-    r"merupakan|tersebut|bahwa|serta|bagi|atas)\b",
-    re.IGNORECASE,
+_ID_MARKERS = frozenset(
+    """
+yang dan di dari untuk dengan adalah sebesar tahun pada dalam tidak atau oleh ke akan ini itu sebagaimana
+dimaksud pasal ayat tentang juta miliar triliun ribu persen anggaran belanja pendapatan merupakan tersebut
+bahwa serta bagi atas
+""".split()
 )
-_EN_MARKERS = re.compile(
-    r"\b(?:the|of|and|is|was|were|are|in|to|for|with|by|from|at|on|which|that|million|billion|trillion|"
-    r"thousand|percent|budget|revenue|expenditure|year|about|around|this|has|have|its|their)\b",
-    re.IGNORECASE,
+_EN_MARKERS = frozenset(
+    """
+the of and is was were are in to for with by from at on which that million billion trillion thousand percent
+budget revenue expenditure year about around this has have its their
+""".split()
 )
+_LOWER_WORD_RE = re.compile(r"[a-z]+")
 _GROUPED = re.compile(r"^\d{1,3}(?:X\d{3})+$")
 
 
 def detect_lang(text: str) -> str:
     """'id' or 'en' by counting function words; Indonesian when unsure (the corpus language)."""
-    indonesian = len(_ID_MARKERS.findall(text))
-    english = len(_EN_MARKERS.findall(text))
+    indonesian = english = 0
+    for word in _LOWER_WORD_RE.findall(text.lower()):
+        if word in _ID_MARKERS:
+            indonesian += 1
+        elif word in _EN_MARKERS:
+            english += 1
     return "en" if english > indonesian else "id"
 
 
@@ -35,8 +42,9 @@ def _valid_groups(integer: str, sep: str) -> bool:
     return bool(_GROUPED.match(integer.replace(sep, "X"))) if sep in integer else integer.isdigit()
 
 
-def parse_digit_token(token: str, *, lang: str, currency: bool = False, scaled: bool = False,
-                      percent: bool = False) -> tuple[Decimal, int] | None:
+def parse_digit_token(
+    token: str, *, lang: str, currency: bool = False, scaled: bool = False, percent: bool = False
+) -> tuple[Decimal, int] | None:
     """Parse a token of digits, dots and commas into (value, decimals stated), or None when malformed.
 
     ``currency``: a currency prefix stands before the token; ``scaled``: a scale word follows it;

@@ -4,19 +4,36 @@ near the same entity. When none is found, say the most specific reason why."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import cached_property
 
-from judge.lexicon import CURRENCY_HINTS, FRAMING_WORDS, MARKER_WORDS
-from judge.numbers import PERIOD_KINDS, Figure, kind_group, scale_differs, values_equal
+from judge.lexicon import CURRENCY_HINTS, FRAMING_WORDS, MARKER_WORDS, SCALE_WORDS
+from judge.numbers import (
+    PERIOD_KINDS,
+    Figure,
+    kind_group,
+    ratios_equal,
+    rounds_to,
+    scale_differs,
+    values_equal,
+)
 from judge.periods import period_matches
 from judge.textunits import TextView, Token, content_tokens, is_grounded
 
 # Most specific first: the first one seen explains the failure.
-REASON_PRIORITY = ("entity_missing", "period_mismatch", "polarity_conflict", "unit_mismatch", "rounding_unmarked",
-                   "scale_mismatch", "reference_as_quantity", "figure_mismatch")
+REASON_PRIORITY = (
+    "entity_missing",
+    "period_mismatch",
+    "polarity_conflict",
+    "unit_mismatch",
+    "rounding_unmarked",
+    "scale_mismatch",
+    "reference_as_quantity",
+    "figure_mismatch",
+)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Source:
     """One cited passage as the rule judge sees it: its text view plus its document identity."""
 
@@ -26,6 +43,10 @@ class Source:
     identity_periods: tuple[str, ...]
     identity_refs: frozenset[tuple[str, str]]
     extra_hint_words: frozenset[str]  # lower-case words of the identity and the reader's context
+
+    @cached_property
+    def keys(self) -> frozenset[str]:
+        return self.view.all_keys | self.identity_keys
 
     def has_currency_hint(self, unit: str) -> bool:
         hints = CURRENCY_HINTS.get(unit.split("/")[0], frozenset())
@@ -81,22 +102,32 @@ def _distinctive(view: TextView, figure_index: int) -> tuple[tuple[Token, ...], 
         others = _other_label_keys(view, figure_index)
         labels = view.labels.get(figure_index, ())
         words = [t for start, end in labels for t in content_tokens(view, start, end)]
-        distinct = tuple(t for t in words if t.low not in FRAMING_WORDS and t.low not in MARKER_WORDS
-                         and not is_grounded(t, others))
+        distinct = tuple(
+            t
+            for t in words
+            if t.low not in FRAMING_WORDS and t.low not in MARKER_WORDS and not is_grounded(t, others)
+        )
         name_ranges = labels if figure_index in view.in_table else labels[:1]
         names = tuple(t for t in distinct if t.capital and any(s <= t.start < e for s, e in name_ranges))
         cached = view.memo[memo_key] = (distinct, names)
     return cached  # type: ignore[return-value]
 
 
-def entity_ok(claim_fig: ClaimFigure, source: Source, figure_index: int, all_keys: frozenset[str],
-              max_unknown_ratio: float, claim_keys: frozenset[str]) -> bool:
+def entity_ok(
+    claim_fig: ClaimFigure,
+    source: Source,
+    figure_index: int,
+    all_keys: frozenset[str],
+    max_unknown_ratio: float,
+    claim_keys: frozenset[str],
+) -> bool:
     distinctive, names = _distinctive(source.view, figure_index)
     if distinctive and len(source.view.quantities) > 1:
         if not any(is_grounded(t, claim_keys) for t in distinctive):
             return False  # the claim names nothing that sets this figure's row or item apart
         if not all(is_grounded(t, claim_keys) for t in names):
-            return False  # it names the row only in part ("Dinas Dalam Kota" for "Dinas Paket Meeting Dalam Kota")
+            # it names the row only in part ("Dinas Dalam Kota" for "Dinas Paket Meeting Dalam Kota")
+            return False
     if not claim_fig.required:
         return True
     local = source.view.keys_in(source.view.neighbourhood(figure_index)) | source.identity_keys
@@ -118,61 +149,78 @@ def entity_ok(claim_fig: ClaimFigure, source: Source, figure_index: int, all_key
 def _local_period_ok(claim_fig: ClaimFigure, source: Source, figure_index: int) -> bool:
     if not claim_fig.periods:
         return True
-    local = [fig.period for fig in source.view.periods_in(source.view.neighbourhood(figure_index)) if fig.period]
+    local = [
+        fig.period for fig in source.view.periods_in(source.view.neighbourhood(figure_index)) if fig.period
+    ]
     if not local:
         return True
     return all(any(period_matches(claim, found) for found in local) for claim in claim_fig.periods)
 
 
-def ground_figure(claim_fig: ClaimFigure, sources: Sequence[Source], all_keys: frozenset[str],
-                  max_unknown_ratio: float, claim_keys: frozenset[str]) -> Grounding:
+def ground_figure(
+    claim_fig: ClaimFigure,
+    sources: Sequence[Source],
+    all_keys: frozenset[str],
+    max_unknown_ratio: float,
+    claim_keys: frozenset[str],
+) -> Grounding:
     claim = claim_fig.figure
+    group = kind_group(claim)
     seen: set[str] = set()
-    loose_claim = replace(claim, approximate=True)
     for source_index, source in enumerate(sources):
+        figures = source.view.figures
         for figure_index in source.view.quantities:
-            found = source.view.figures[figure_index]
-            if kind_group(claim) != kind_group(found):
-                if claim.value == found.value and claim.kind != "ratio" and found.kind != "ratio":
-                    seen.add("unit_mismatch")
+            found = figures[figure_index]
+            if kind_group(found) != group:
                 continue
             if claim.kind == "ratio":
-                if claim.ratio and found.ratio and claim.ratio == found.ratio:
-                    if entity_ok(claim_fig, source, figure_index, all_keys, max_unknown_ratio, claim_keys):
-                        return Grounding(True, None, (source.key, found.start, found.end), source_index,
-                                         figure_index)
-                    seen.add("entity_missing")
-                elif claim.ratio and found.ratio and claim.ratio == found.ratio[::-1]:
-                    seen.add("ratio_orientation")
-                continue
-            equal = values_equal(claim, found)
-            if not equal:
-                if values_equal(loose_claim, replace(found, approximate=False)):
-                    seen.add("rounding_unmarked")
-                elif scale_differs(claim, found):
-                    seen.add("scale_mismatch")
+                if not ratios_equal(claim, found):
+                    continue
+            elif not values_equal(claim, found):
                 continue
             if not _unit_ok(claim, found, source):
                 seen.add("unit_mismatch")
-                continue
-            if claim.bound != found.bound:
+            elif claim.bound != found.bound:
                 seen.add("polarity_conflict")
-                continue
-            if not _local_period_ok(claim_fig, source, figure_index):
+            elif not _local_period_ok(claim_fig, source, figure_index):
                 seen.add("period_mismatch")
-                continue
-            if not entity_ok(claim_fig, source, figure_index, all_keys, max_unknown_ratio, claim_keys):
+            elif not entity_ok(claim_fig, source, figure_index, all_keys, max_unknown_ratio, claim_keys):
                 seen.add("entity_missing")
-                continue
-            return Grounding(True, None, (source.key, found.start, found.end), source_index, figure_index)
-    if claim.value == claim.value.to_integral_value() and any(
-        str(int(claim.value)) in {ref.value for ref in src.view.parsed.references} for src in sources
-    ):
+            else:
+                return Grounding(True, None, (source.key, found.start, found.end), source_index, figure_index)
+    return Grounding(False, _failure_reason(claim, sources, seen), None)
+
+
+def _failure_reason(claim: Figure, sources: Sequence[Source], seen: set[str]) -> str:
+    """Why no passage figure grounds the claim's: the most specific reason (computed only on failure)."""
+    group = kind_group(claim)
+    for source in sources:
+        for figure_index in source.view.quantities:
+            found = source.view.figures[figure_index]
+            if kind_group(found) != group:
+                if claim.value == found.value and "ratio" not in (claim.kind, found.kind):
+                    seen.add("unit_mismatch")  # 9 persen where the source says 9 orang
+            elif claim.kind == "ratio":
+                if (
+                    found.ratio
+                    and claim.ratio
+                    and claim.ratio[0] * found.ratio[0] == claim.ratio[1] * found.ratio[1]
+                ):
+                    seen.add("ratio_orientation")
+            elif rounds_to(claim, found):
+                seen.add("rounding_unmarked")
+            elif scale_differs(claim, found):
+                seen.add("scale_mismatch")
+    written = {claim.value}
+    if claim.scale_word:  # "Rp1 triliun" read off "ayat (1)": compare the number as written
+        written.add(claim.value / SCALE_WORDS[claim.scale_word][1])
+    numbers = {str(int(value)) for value in written if value == value.to_integral_value()}
+    if any(not numbers.isdisjoint({ref.value for ref in src.view.parsed.references}) for src in sources):
         seen.add("reference_as_quantity")
     reason = next((code for code in REASON_PRIORITY if code in seen), None)
     if reason is None:
         reason = "ratio_orientation" if "ratio_orientation" in seen else "figure_mismatch"
-    return Grounding(False, reason, None)
+    return reason
 
 
 def ground_period(period: str, sources: Sequence[Source]) -> tuple[bool, tuple[str, int, int] | None]:

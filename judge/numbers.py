@@ -1,4 +1,4 @@
-"""Find and normalise every figure in Indonesian or English text, and compare figures at the claim's precision.
+"""Find and normalise every figure in Indonesian or English text; compare figures at the claim's precision.
 
 ``extract_figures`` returns quantities (amounts, percents, per-mille, ratios, counts) and periods (years,
 fiscal years, semesters, quarters, months, dates, ranges); numbers introduced by structural words (Pasal,
@@ -28,7 +28,7 @@ from judge.lexicon import (
     SCALE_WORDS,
     UNITS,
 )
-from judge.periods import find_periods
+from judge.periods import find_periods, period_matches
 from judge.references import Reference, extract_references
 from judge.spelled import find_spelled
 
@@ -65,18 +65,13 @@ _SCALE_RE = re.compile(
 )
 _SCALE_LETTER_RE = re.compile(r"\s?([MT])\b(?!\.\w)")
 _SCALE_ATTACHED_RE = re.compile(r"([kb])\b")
-_UNIT_ALTS = "|".join(re.escape(u) for u in sorted(
-    [*UNITS, *CURRENCY_SUFFIX, *PERCENT_WORDS, *PERMILLE_WORDS], key=len, reverse=True))
+_UNIT_ALTS = "|".join(
+    re.escape(u)
+    for u in sorted([*UNITS, *CURRENCY_SUFFIX, *PERCENT_WORDS, *PERMILLE_WORDS], key=len, reverse=True)
+)
 _UNIT_RE = re.compile(rf"\s*({_UNIT_ALTS})(?![\w²])", re.IGNORECASE)
 _PER_RE = re.compile(rf"\s*(?:per|/)\s*({_UNIT_ALTS}|kapita|capita)(?![\w²])", re.IGNORECASE)
 _CURRENCY_BEFORE_RE = re.compile(r"(Rp\.?|IDR|US\$|USD|\$)\s*$", re.IGNORECASE)
-_APPROX_ALTS = "|".join(re.escape(m) for m in APPROX_MARKERS)
-_BOUND_ALTS = "|".join(re.escape(m) for m in sorted(BOUND_MARKERS, key=len, reverse=True))
-_FILLER = (r"(?:\s+(?:sebesar|senilai|sebanyak|sejumlah|of|at|hingga|mencapai|dalam(?:\s+jangka)?(?:\s+waktu)?"
-           r"|selama|within|for))?")
-_APPROX_BEFORE_RE = re.compile(rf"(?<![\w-])({_APPROX_ALTS}){_FILLER}\s*$", re.IGNORECASE)
-# One plain word may stand between a bound and its number: "sekurang-kurangnya berumur 18 tahun".
-_BOUND_BEFORE_RE = re.compile(rf"(?<![\w-])({_BOUND_ALTS}){_FILLER}(?:\s+[a-z]{{3,}})?{_FILLER}\s*$", re.IGNORECASE)
 _NUMBER_RE = re.compile(r"(?<![\d.,/])\d+(?:[.,]\d+)*")
 _RATIO_RE = re.compile(
     r"(?<![\d.,:/])(\d+(?:[.,]\d+)?)\s*(?::|berbanding|banding)\s*(\d+(?:[.,]\d+)?)(?![\d:])"
@@ -84,10 +79,9 @@ _RATIO_RE = re.compile(
     re.IGNORECASE,
 )
 _WORD_BEFORE_RE = re.compile(r"([A-Za-z$]+\.?)$")
-# "15 (lima belas) tahun": the unit comes after the spelled twin in parentheses.
-_NEGATION_BEFORE_RE = re.compile(r"\b(?:tidak|tak|not|no)\s+$", re.IGNORECASE)
 _NAME_BEFORE_RE = re.compile(r"[A-Z][a-z]+\s+$")
 _TWIN_GAP_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
+# "15 (lima belas) tahun": the unit comes after the spelled twin in parentheses.
 _SPELLED_TWIN_RE = re.compile(r"\s*\(\s*[A-Za-z][A-Za-z\s-]{2,300}\)")
 _YEAR_MIN, _YEAR_MAX = 1800, 2099
 
@@ -104,28 +98,93 @@ def _unit_of(word: str) -> tuple[str, str | None]:
     return "count", UNITS.get(low)
 
 
+_FILLERS = frozenset(
+    {
+        "sebesar",
+        "senilai",
+        "sebanyak",
+        "sejumlah",
+        "of",
+        "at",
+        "hingga",
+        "mencapai",
+        "dalam",
+        "jangka",
+        "waktu",
+        "selama",
+        "within",
+        "for",
+    }
+)
+# Phrases indexed by their last word, longest first: only a handful are tried per number.
+_APPROX_PHRASES: dict[str, list[tuple[str, ...]]] = {}
+for _phrase in sorted((tuple(m.split()) for m in APPROX_MARKERS), key=len, reverse=True):
+    _APPROX_PHRASES.setdefault(_phrase[-1], []).append(_phrase)
+_BOUND_PHRASES: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+for _phrase, _value in sorted(
+    ((tuple(m.split()), v) for m, v in BOUND_MARKERS.items()), key=lambda p: -len(p[0])
+):
+    _BOUND_PHRASES.setdefault(_phrase[-1], []).append((_phrase, _value))
+_NEGATING = frozenset({"tidak", "tak", "not", "no"})
+_PUNCT = ",;:()\"'“”"
+
+
+def _ends_with(words: list[str], end: int, phrase: tuple[str, ...]) -> bool:
+    size = len(phrase)
+    return end >= size and tuple(words[end - size : end]) == phrase
+
+
+def _skip_fillers(words: list[str], end: int) -> int:
+    while end > 0 and words[end - 1] in _FILLERS:
+        end -= 1
+    return end
+
+
 def _qualifiers(text: str, start: int) -> tuple[bool, str | None]:
-    """Approximation and bound markers written just before ``start``."""
+    """Approximation ("sekitar", "about", "±") and bound ("paling sedikit", "lebih dari") markers written just
+    before ``start``; one plain word may stand between a bound and its number ("sekurang-kurangnya berumur
+    18 tahun"); a negated bound flips ("tidak melebihi 130%" is at most 130%)."""
+    window_start = max(0, start - 64)
+    raw = text[window_start:start].lower()
+    if raw.endswith(("±", "~")):
+        raw = raw[:-1] + " ±"
+    words = [w.strip(_PUNCT) for w in raw.split()]
+    if window_start and words:
+        words = words[1:]  # the window may cut the first word
     approximate = False
     bound = None
-    window_start = max(0, start - 48)
-    end = start
+    end = len(words)
     for _ in range(2):
-        window = text[window_start:end]
-        approx = _APPROX_BEFORE_RE.search(window)
-        if approx and not approximate:
+        end = _skip_fillers(words, end)
+        last = words[end - 1] if end else ""
+        if not approximate and (
+            phrase := next((p for p in _APPROX_PHRASES.get(last, ()) if _ends_with(words, end, p)), None)
+        ):
             approximate = True
-            end = window_start + approx.start()
+            end -= len(phrase)
             continue
-        found = _BOUND_BEFORE_RE.search(window)
-        if found and bound is None:
-            bound = BOUND_MARKERS[re.sub(r"\s+", " ", found.group(1).lower())]
-            end = window_start + found.start()
-            negation = _NEGATION_BEFORE_RE.search(text, max(0, end - 12), end)
-            if negation:  # "tidak melebihi 130%" is at most 130%, "tidak kurang dari" at least
-                bound = {"gt": "max", "lt": "min"}.get(bound, bound)
-                end = negation.start()
-            continue
+        if bound is None:
+            found = None
+            for stop in (
+                end,
+                _skip_fillers(words, end - 1)
+                if end
+                and words[end - 1].isalpha()
+                and len(words[end - 1]) >= 3
+                and words[end - 1] not in _NEGATING
+                else -1,
+            ):
+                candidates = _BOUND_PHRASES.get(words[stop - 1], ()) if stop > 0 else ()
+                found = next(((p, v) for p, v in candidates if _ends_with(words, stop, p)), None)
+                if found:
+                    end = stop - len(found[0])
+                    break
+            if found:
+                bound = found[1]
+                if end and words[end - 1] in _NEGATING:
+                    bound = {"gt": "max", "lt": "min"}.get(bound, bound)
+                    end -= 1
+                continue
         break
     return approximate, bound
 
@@ -149,7 +208,11 @@ def _suffix(text: str, pos: int, *, currency: bool) -> tuple[str | None, Decimal
         pos = attached.end()
     kind, unit = "count", None
     unit_match = _UNIT_RE.match(text, pos)
-    if unit_match and unit_match.group(1).lower() in ("idr", "usd") and re.match(r"\s*\d", text[unit_match.end():]):
+    if (
+        unit_match
+        and unit_match.group(1).lower() in ("idr", "usd")
+        and re.match(r"\s*\d", text[unit_match.end() :])
+    ):
         unit_match = None  # "2015 IDR 33.41 billion": the code opens the next amount
     if unit_match and not (unit_match.group(1) == "m" and scale):
         kind, unit = _unit_of(unit_match.group(1))
@@ -167,13 +230,15 @@ def _overlaps(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
     return any(start < s_end and s_start < end for s_start, s_end in spans)
 
 
-def _digit_figures(text: str, lang: str, blocked: list[tuple[int, int]], repaired: tuple[int, ...]) -> list[Figure]:
+def _digit_figures(
+    text: str, lang: str, blocked: list[tuple[int, int]], repaired: tuple[int, ...]
+) -> list[Figure]:
     figures: list[Figure] = []
     for match in _NUMBER_RE.finditer(text):
         start, end = match.span()
         if _overlaps(start, end, blocked):
             continue
-        before = text[max(0, start - 6):start]
+        before = text[max(0, start - 6) : start]
         word_before = _WORD_BEFORE_RE.search(before)
         currency_match = _CURRENCY_BEFORE_RE.search(before)
         currency = CURRENCY_PREFIX.get(currency_match.group(1).lower()) if currency_match else None
@@ -184,7 +249,11 @@ def _digit_figures(text: str, lang: str, blocked: list[tuple[int, int]], repaire
         if end < len(text) and text[end].isalpha():
             tail = re.match(r"[A-Za-z²]+", text[end:])
             word = tail.group().lower() if tail else ""
-            if word not in SCALE_WORDS and word not in UNITS and word not in CURRENCY_SCALE_LETTERS.keys() | {"m", "t"}:
+            if (
+                word not in SCALE_WORDS
+                and word not in UNITS
+                and word not in CURRENCY_SCALE_LETTERS.keys() | {"m", "t"}
+            ):
                 continue  # "3D", "2nd", "4G"
         scale, multiplier, kind, unit, suffix_end = _suffix(text, end, currency=currency is not None)
         if kind == "count" and unit is None and scale is None:
@@ -195,25 +264,57 @@ def _digit_figures(text: str, lang: str, blocked: list[tuple[int, int]], repaire
                     kind, unit = twin_kind, twin_unit
         if currency:
             kind, unit = "amount", currency if unit in (None, currency) else unit
-        parsed = parse_digit_token(match.group(), lang=lang, currency=currency is not None,
-                                   scaled=scale is not None, percent=kind in ("percent", "permille"))
+        parsed = parse_digit_token(
+            match.group(),
+            lang=lang,
+            currency=currency is not None,
+            scaled=scale is not None,
+            percent=kind in ("percent", "permille"),
+        )
         if parsed is None:
             continue
         mantissa, decimals = parsed
         fig_start = currency_match.start() + max(0, start - 6) if currency_match else start
         approximate, bound = _qualifiers(text, fig_start)
         plain = match.group().isdigit()
-        if (kind == "count" and unit is None and scale is None and plain and len(match.group()) == 4
-                and _YEAR_MIN <= int(mantissa) <= _YEAR_MAX and not bound and not approximate):
-            figures.append(Figure(mantissa, text[start:end], start, end, "year", period=match.group(),
-                                  ocr_repaired=any(start <= i < end for i in repaired)))
+        if (
+            kind == "count"
+            and unit is None
+            and scale is None
+            and plain
+            and len(match.group()) == 4
+            and _YEAR_MIN <= int(mantissa) <= _YEAR_MAX
+            and not bound
+            and not approximate
+        ):
+            figures.append(
+                Figure(
+                    mantissa,
+                    text[start:end],
+                    start,
+                    end,
+                    "year",
+                    period=match.group(),
+                    ocr_repaired=any(start <= i < end for i in repaired),
+                )
+            )
             continue
-        figures.append(Figure(
-            value=mantissa * multiplier, text=text[fig_start:suffix_end], start=fig_start, end=suffix_end,
-            kind=kind, unit=unit, scale_word=scale, quantum=Decimal(1).scaleb(-decimals) * multiplier,
-            whole=decimals == 0, approximate=approximate, bound=bound,
-            ocr_repaired=any(start <= i < end for i in repaired),
-        ))
+        figures.append(
+            Figure(
+                value=mantissa * multiplier,
+                text=text[fig_start:suffix_end],
+                start=fig_start,
+                end=suffix_end,
+                kind=kind,
+                unit=unit,
+                scale_word=scale,
+                quantum=Decimal(1).scaleb(-decimals) * multiplier,
+                whole=decimals == 0,
+                approximate=approximate,
+                bound=bound,
+                ocr_repaired=any(start <= i < end for i in repaired),
+            )
+        )
     return figures
 
 
@@ -222,27 +323,42 @@ def _spelled_figures(text: str, blocked: list[tuple[int, int]]) -> list[Figure]:
     for number in find_spelled(text):
         if _overlaps(number.start, number.end, blocked):
             continue
-        if text[number.start].isupper() and _NAME_BEFORE_RE.search(text, max(0, number.start - 30), number.start):
+        if text[number.start].isupper() and _NAME_BEFORE_RE.search(
+            text, max(0, number.start - 30), number.start
+        ):
             continue  # "Kendaraan Bermotor Beroda Dua", "Perang Dunia Kedua": part of a name
         scale, multiplier, kind, unit, end = _suffix(text, number.end, currency=False)
         if scale:  # "dua puluh juta" is read whole by the spelled parser; a trailing digit-scale is not ours
             continue
-        currency_match = _CURRENCY_BEFORE_RE.search(text[max(0, number.start - 6):number.start])
+        currency_match = _CURRENCY_BEFORE_RE.search(text[max(0, number.start - 6) : number.start])
         start = number.start
         if currency_match:
             kind, unit = "amount", CURRENCY_PREFIX[currency_match.group(1).lower()]
             start = max(0, number.start - 6) + currency_match.start()
         approximate, bound = _qualifiers(text, start)
-        figures.append(Figure(
-            value=number.value, text=text[start:end], start=start, end=end, kind=kind, unit=unit,
-            scale_word=number.scale_word, quantum=number.quantum, whole=number.whole,
-            approximate=approximate, bound=bound, spelled=True,
-        ))
+        figures.append(
+            Figure(
+                value=number.value,
+                text=text[start:end],
+                start=start,
+                end=end,
+                kind=kind,
+                unit=unit,
+                scale_word=number.scale_word,
+                quantum=number.quantum,
+                whole=number.whole,
+                approximate=approximate,
+                bound=bound,
+                spelled=True,
+            )
+        )
     return figures
 
 
 def _ratio_figures(text: str, lang: str, blocked: list[tuple[int, int]]) -> list[Figure]:
-    figures = []
+    figures: list[Figure] = []
+    if ":" not in text and "banding" not in text and "atio" not in text:
+        return figures
     for match in _RATIO_RE.finditer(text):
         if _overlaps(match.start(), match.end(), blocked):
             continue
@@ -252,8 +368,18 @@ def _ratio_figures(text: str, lang: str, blocked: list[tuple[int, int]]) -> list
         if first is None or second is None or second[0] == 0:
             continue
         approximate, bound = _qualifiers(text, match.start())
-        figures.append(Figure(first[0] / second[0], match.group(), match.start(), match.end(), "ratio",
-                              approximate=approximate, bound=bound, ratio=(first[0], second[0])))
+        figures.append(
+            Figure(
+                first[0] / second[0],
+                match.group(),
+                match.start(),
+                match.end(),
+                "ratio",
+                approximate=approximate,
+                bound=bound,
+                ratio=(first[0], second[0]),
+            )
+        )
     return figures
 
 
@@ -275,14 +401,23 @@ def _pair_twins(text: str, figures: list[Figure]) -> list[Figure]:
     kept: list[Figure] = []
     for figure in figures:
         previous = kept[-1] if kept else None
-        if (figure.spelled and previous is not None and not previous.spelled
-                and _TWIN_GAP_RE.fullmatch(text[previous.end:figure.start])):
+        if (
+            figure.spelled
+            and previous is not None
+            and not previous.spelled
+            and _TWIN_GAP_RE.fullmatch(text[previous.end : figure.start])
+        ):
             if previous.ocr_repaired and previous.value != figure.value:
                 kept.pop()
             unit = figure.unit or previous.unit
             kind = figure.kind if figure.kind != "count" or figure.unit else previous.kind
-            figure = replace(figure, bound=figure.bound or previous.bound, kind=kind, unit=unit,
-                             approximate=figure.approximate or previous.approximate)
+            figure = replace(
+                figure,
+                bound=figure.bound or previous.bound,
+                kind=kind,
+                unit=unit,
+                approximate=figure.approximate or previous.approximate,
+            )
         kept.append(figure)
     return kept
 
@@ -298,11 +433,22 @@ def parse_text(text: str, lang: str | None = None) -> ParsedText:
     for period in find_periods(repaired_text):
         if _overlaps(period.start, period.end, blocked):
             continue
-        kind = "year" if "-" not in period.key and ".." not in period.key else (
-            "date" if period.key.count("-") == 2 else "period")
-        figures.append(Figure(Decimal(period.year or 0), repaired_text[period.start:period.end], period.start,
-                              period.end, kind, period=period.key,
-                              ocr_repaired=any(period.start <= i < period.end for i in repaired)))
+        kind = (
+            "year"
+            if "-" not in period.key and ".." not in period.key
+            else ("date" if period.key.count("-") == 2 else "period")
+        )
+        figures.append(
+            Figure(
+                Decimal(period.year or 0),
+                repaired_text[period.start : period.end],
+                period.start,
+                period.end,
+                kind,
+                period=period.key,
+                ocr_repaired=any(period.start <= i < period.end for i in repaired),
+            )
+        )
     blocked += [(fig.start, fig.end) for fig in figures]
     ratios = _ratio_figures(repaired_text, lang, blocked)
     blocked += [(fig.start, fig.end) for fig in ratios]
@@ -326,19 +472,39 @@ def kind_group(figure: Figure) -> str:
     return figure.kind
 
 
+def _equal_at(
+    claim_value: Decimal,
+    quantum: Decimal,
+    whole: bool,
+    approximate: bool,
+    source_value: Decimal,
+    source_quantum: Decimal,
+) -> bool:
+    if claim_value == source_value:
+        return True
+    if source_quantum > quantum or abs(source_value - claim_value) > quantum:
+        return False  # the claim states digits the source lacks, or no rounding bridges the gap
+    rounded = (source_value / quantum).quantize(ONE, rounding=ROUND_HALF_UP) * quantum
+    return rounded == claim_value and (approximate or not whole)
+
+
 def values_equal(claim: Figure, source: Figure) -> bool:
     """Value equality at the claim's precision (units and kinds are not looked at)."""
     if source.approximate and not claim.approximate:
         return False  # the claim drops the source's "sekitar"
-    if claim.value == source.value:
-        return True
-    quantum = claim.quantum
-    if source.quantum > quantum:
-        return False  # the claim states digits the source does not have
-    rounded = (source.value / quantum).quantize(ONE, rounding=ROUND_HALF_UP) * quantum
-    if rounded != claim.value:
+    return _equal_at(claim.value, claim.quantum, claim.whole, claim.approximate, source.value, source.quantum)
+
+
+def rounds_to(claim: Figure, source: Figure) -> bool:
+    """Equal if only the claim said "sekitar": a rounding the claim does not admit to."""
+    return _equal_at(claim.value, claim.quantum, claim.whole, True, source.value, source.quantum)
+
+
+def ratios_equal(claim: Figure, source: Figure) -> bool:
+    """Ratios are equal only in the written orientation (1:2 is 2:4, never 2:1)."""
+    if claim.ratio is None or source.ratio is None:
         return False
-    return claim.approximate or not claim.whole
+    return claim.ratio[0] * source.ratio[1] == claim.ratio[1] * source.ratio[0]
 
 
 def figures_equal(claim: Figure, source: Figure) -> bool:
@@ -347,29 +513,26 @@ def figures_equal(claim: Figure, source: Figure) -> bool:
     if kind_group(claim) != kind_group(source):
         return False
     if claim.kind in PERIOD_KINDS:
-        from judge.periods import period_matches
-
         return period_matches(claim.period or "", source.period or "")
     if claim.bound != source.bound:
         return False
     if claim.kind == "ratio":
-        if claim.ratio is None or source.ratio is None:
-            return False
-        return claim.ratio[0] * source.ratio[1] == claim.ratio[1] * source.ratio[0] and values_equal(
-            replace(claim, value=claim.ratio[0], quantum=ONE), replace(source, value=source.ratio[0], quantum=ONE)
-        ) if claim.ratio[1] == source.ratio[1] else claim.ratio[0] * source.ratio[1] == claim.ratio[1] * source.ratio[0]
+        return ratios_equal(claim, source)
     if claim.unit and source.unit and claim.unit != source.unit:
         return False
     return values_equal(claim, source)
+
+
+_SHIFTS = tuple((Decimal(10) ** exponent) for exponent in (-15, -12, -9, -6, -3, 3, 6, 9, 12, 15))
 
 
 def scale_differs(claim: Figure, source: Figure) -> bool:
     """The same digits at another magnitude (miliar written for juta): a scale mismatch, not a typo."""
     if kind_group(claim) != "quantity" or kind_group(source) != "quantity" or claim.value == 0:
         return False
-    for exponent in (-15, -12, -9, -6, -3, 3, 6, 9, 12, 15):
-        factor = Decimal(10) ** exponent
-        shifted = replace(claim, value=claim.value * factor, quantum=claim.quantum * factor, approximate=True)
-        if values_equal(shifted, replace(source, approximate=False)):
+    for factor in _SHIFTS:
+        if _equal_at(
+            claim.value * factor, claim.quantum * factor, claim.whole, True, source.value, source.quantum
+        ):
             return True
     return False

@@ -52,7 +52,7 @@ def polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
                 negated.append(token.keys - {low})
                 continue
             if _is_negation(token):
-                for target in tokens[index + 1:index + 4]:
+                for target in tokens[index + 1 : index + 4]:
                     if target.low in NEGATION_SKIP or target.low in STOPWORDS:
                         continue
                     negated.append(target.keys)
@@ -79,8 +79,9 @@ def polarity_conflicts(claim: Polarity, region: Polarity, whole: Polarity) -> li
     for keys in claim.negated:
         if _negates(keys, region.negated):
             continue
-        if not keys.isdisjoint(region.asserted) or (not _negates(keys, whole.negated)
-                                                   and not keys.isdisjoint(whole.asserted)):
+        if not keys.isdisjoint(region.asserted) or (
+            not _negates(keys, whole.negated) and not keys.isdisjoint(whole.asserted)
+        ):
             reasons.append("polarity_conflict")  # the claim denies what the source asserts
             break
     for keys in region.negated:

@@ -11,14 +11,28 @@ from dataclasses import dataclass
 
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
 _KIND = {
-    "pasal": "pasal", "article": "pasal", "ayat": "ayat", "paragraph": "ayat", "huruf": "huruf",
-    "angka": "angka", "item": "angka", "lampiran": "lampiran", "annex": "lampiran", "bab": "bab",
-    "chapter": "bab", "bagian": "bagian", "part": "bagian", "paragraf": "paragraf", "butir": "butir",
+    "pasal": "pasal",
+    "article": "pasal",
+    "ayat": "ayat",
+    "paragraph": "ayat",
+    "huruf": "huruf",
+    "angka": "angka",
+    "item": "angka",
+    "lampiran": "lampiran",
+    "annex": "lampiran",
+    "bab": "bab",
+    "chapter": "bab",
+    "bagian": "bagian",
+    "part": "bagian",
+    "paragraf": "paragraf",
+    "butir": "butir",
     "section": "pasal",
 }
 _ITEM = r"\(?(\d{1,4}[a-zA-Z]?|[IVXLC]{1,6}\b|[a-z]\b)\)?"
-_JOINER = (r"\s*(?:,\s*(?:dan|atau|and|or)?|dan|atau|sampai\s+dengan|s\.\s?d\.?|s/d|sampai|hingga|and|or|to|-|–)"
-           r"\s*")
+_JOINER = (
+    r"\s*(?:,\s*(?:dan|atau|and|or)?|dan|atau|sampai\s+dengan|s\.\s?d\.?|s/d|sampai|hingga|and|or|to|-|–)"
+    r"\s*"
+)
 _STRUCTURAL_RE = re.compile(
     rf"\b(pasal|article|ayat|paragraph|huruf|angka|lampiran|annex|bab|chapter|bagian|paragraf|butir|section)"
     rf"\s*{_ITEM}((?:{_JOINER}(?:(?:pasal|ayat|huruf|angka)\s*)?{_ITEM})*)",
@@ -43,8 +57,8 @@ _GAZETTE_RE = re.compile(
     re.IGNORECASE,
 )
 # A paragraph marker "(1)" opening a sentence or item, and a list marker "2." before a capital.
-_MARKER_RE = re.compile(r"(?:^|(?<=[\s.;:]))\((\d{1,2}[a-z]?)\)(?=\s)|(?:^|(?<=[;:\n]\s)|(?<=^\s))(\d{1,2})\.\s+(?=[A-Z])",
-                        re.MULTILINE)
+_PARAGRAPH_MARKER_RE = re.compile(r"\((\d{1,2}[a-z]?)\)(?=\s)")
+_LIST_MARKER_RE = re.compile(r"(?<![\d.,])(\d{1,2})\.\s+(?=[A-Z])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,21 +84,83 @@ def _normalise(value: str) -> str:
     return low
 
 
+_HINT_WORDS = frozenset(
+    {
+        "pasal",
+        "article",
+        "ayat",
+        "paragraph",
+        "huruf",
+        "angka",
+        "lampiran",
+        "annex",
+        "bab",
+        "chapter",
+        "bagian",
+        "paragraf",
+        "butir",
+        "section",
+        "nomor",
+        "no",
+        "number",
+        "nr",
+        "uu",
+        "pp",
+        "perpres",
+        "perda",
+        "qanun",
+        "permendagri",
+        "pmk",
+        "perppu",
+        "inpres",
+        "keppres",
+        "lembaran",
+        "berita",
+        "undang",
+        "uud",
+    }
+)
+_LOWER_WORD_RE = re.compile(r"[a-z]+")
+
+
 def extract_references(text: str) -> list[Reference]:
     """Every reference in ``text``; a reference's span covers its structural word and its numbers."""
     refs: list[Reference] = []
+    if not _HINT_WORDS.isdisjoint(_LOWER_WORD_RE.findall(text.lower())):
+        _structural(text, refs)
+    if "(" in text:
+        for match in _PARAGRAPH_MARKER_RE.finditer(text):
+            if match.start() == 0 or text[match.start() - 1] in " \t\n.;:":
+                refs.append(Reference(match.start(), match.end(), "marker", _normalise(match.group(1))))
+    for match in _LIST_MARKER_RE.finditer(text):
+        before = text[: match.start()].rstrip(" \t")
+        if not before or before[-1] in "\n;:":
+            refs.append(Reference(match.start(), match.end(), "marker", _normalise(match.group(1))))
+    refs.sort(key=lambda ref: (ref.start, ref.end))
+    return refs
+
+
+def _structural(text: str, refs: list[Reference]) -> None:
     for match in _STRUCTURAL_RE.finditer(text):
         kind = _KIND[match.group(1).lower()]
-        if kind == "angka" and re.match(r"\s*(?:%|persen|percent)", text[match.end():match.end() + 9]):
+        if kind == "angka" and re.match(r"\s*(?:%|persen|percent)", text[match.end() : match.end() + 9]):
             continue
         if kind == "huruf" and not match.group(2).isalpha():
             continue
-        refs.append(Reference(match.start(), match.end(2) + (1 if text[match.end(2):match.end(2) + 1] == ")"
-                                                             else 0), kind, _normalise(match.group(2))))
+        refs.append(
+            Reference(
+                match.start(),
+                match.end(2) + (1 if text[match.end(2) : match.end(2) + 1] == ")" else 0),
+                kind,
+                _normalise(match.group(2)),
+            )
+        )
         for cont in _CONTINUATION_RE.finditer(match.group(3)):
             offset = match.start(3)
             sub_kind = _KIND[cont.group(1).lower()] if cont.group(1) else kind
-            refs.append(Reference(offset + cont.start(), offset + cont.end(), sub_kind, _normalise(cont.group(2))))
+            refs.append(
+                Reference(offset + cont.start(), offset + cont.end(), sub_kind, _normalise(cont.group(2)))
+            )
     for match in _NUMBER_RE.finditer(text):
         number = re.sub(r"\s+", "", match.group(1))
         refs.append(Reference(match.start(), match.end(1), "nomor", _normalise(number)))
@@ -96,11 +172,6 @@ def extract_references(text: str) -> list[Reference]:
     for match in _GAZETTE_RE.finditer(text):
         year = match.group(1) or match.group(2) or match.group(3)
         refs.append(Reference(match.start(), match.end(), "tahun", year))
-    for match in _MARKER_RE.finditer(text):
-        value = match.group(1) or match.group(2)
-        refs.append(Reference(match.start(), match.end(), "marker", _normalise(value)))
-    refs.sort(key=lambda ref: (ref.start, ref.end))
-    return refs
 
 
 def reference_keys(refs: list[Reference]) -> frozenset[tuple[str, str]]:

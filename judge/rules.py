@@ -26,11 +26,31 @@ from judge.textunits import TextView, Token, acronym_keys, build_view, content_t
 from judge.types import JudgeItem, JudgePassage, JudgeResult
 
 # Reasons that contradict the passage outright: the LLM judge may let these veto its own "supported".
-HARD_REASONS = frozenset({"figure_mismatch", "scale_mismatch", "unit_mismatch", "period_mismatch",
-                          "polarity_conflict", "reference_as_quantity", "rounding_unmarked", "ratio_orientation"})
+HARD_REASONS = frozenset(
+    {
+        "figure_mismatch",
+        "scale_mismatch",
+        "unit_mismatch",
+        "period_mismatch",
+        "polarity_conflict",
+        "reference_as_quantity",
+        "rounding_unmarked",
+        "ratio_orientation",
+    }
+)
 _MARKER_WORDS = MARKER_WORDS
-_IDENTITY_FIELDS = ("title", "type", "number", "year", "issuer", "section", "legal_reference", "dataset",
-                    "source", "period")
+_IDENTITY_FIELDS = (
+    "title",
+    "type",
+    "number",
+    "year",
+    "issuer",
+    "section",
+    "legal_reference",
+    "dataset",
+    "source",
+    "period",
+)
 _TABLE_ROW_RE = re.compile(r"^\s*\|.*\|\s*$")
 _SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}")
 
@@ -43,8 +63,9 @@ class RuleCheck:
 
 
 @lru_cache(maxsize=2048)
-def _identity(items: tuple[tuple[str, str], ...]) -> tuple[frozenset[str], tuple[str, ...],
-                                                           frozenset[tuple[str, str]], frozenset[str]]:
+def _identity(
+    items: tuple[tuple[str, str], ...],
+) -> tuple[frozenset[str], tuple[str, ...], frozenset[tuple[str, str]], frozenset[str]]:
     """(keys, periods, references, lower-case words) of a document identity. Its ``year`` is the year of
     enactment (APBN 2023 is enacted in 2022), so it grounds "Tahun 2022" in a reference, never a period."""
     values = dict(items)
@@ -62,14 +83,25 @@ def _identity(items: tuple[tuple[str, str], ...]) -> tuple[frozenset[str], tuple
 
 
 def _source(passage: JudgePassage, context_words: frozenset[str]) -> Source:
-    items = tuple((name, str(passage.identity[name])) for name in _IDENTITY_FIELDS
-                  if passage.identity.get(name) not in (None, ""))
+    identity = passage.identity
+    items = tuple(
+        (name, str(identity[name])) for name in _IDENTITY_FIELDS if identity.get(name) not in (None, "")
+    )
+    return _cached_source(passage.key, passage.text, items, context_words)
+
+
+@lru_cache(maxsize=4096)
+def _cached_source(
+    key: str, text: str, items: tuple[tuple[str, str], ...], context_words: frozenset[str]
+) -> Source:
     keys, periods, refs, words = _identity(items)
-    return Source(passage.key, build_view(passage.text), keys, periods, refs, words | context_words)
+    return Source(key, build_view(text), keys, periods, refs, words | context_words)
 
 
 def _table_header(context: str) -> str | None:
-    rows = [line for line in context.splitlines() if _TABLE_ROW_RE.match(line) and not _SEPARATOR_RE.match(line)]
+    rows = [
+        line for line in context.splitlines() if _TABLE_ROW_RE.match(line) and not _SEPARATOR_RE.match(line)
+    ]
     return rows[-1] if rows else None
 
 
@@ -96,8 +128,9 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
     header = _table_header(context) if _TABLE_ROW_RE.match(claim) else None
     text, offset = (f"{header}\n{claim}", len(header) + 1) if header else (claim, 0)
     view = build_view(text)
-    own_periods = tuple(f.period for f in view.figures if f.kind in PERIOD_KINDS and f.start >= offset
-                        and f.period)
+    own_periods = tuple(
+        f.period for f in view.figures if f.kind in PERIOD_KINDS and f.start >= offset and f.period
+    )
     context_periods: tuple[str, ...] = ()
     if not own_periods and context and not header:
         found = {f.period for f in build_view(context).figures if f.kind in PERIOD_KINDS and f.period}
@@ -123,7 +156,9 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         keys |= token.keys
         for part in acronym_keys(token.low):
             keys |= part
-    return _ClaimParts(view, offset, tuple(figures), tuple(dict.fromkeys(all_periods)), loose, frozenset(keys))
+    return _ClaimParts(
+        view, offset, tuple(figures), tuple(dict.fromkeys(all_periods)), loose, frozenset(keys)
+    )
 
 
 def _negated_figures(parts: _ClaimParts) -> set[int]:
@@ -135,8 +170,9 @@ def _negated_figures(parts: _ClaimParts) -> set[int]:
         if claim_fig.figure.bound:
             continue  # "tidak melebihi 130%": the negation belongs to the bound
         for index, token in enumerate(before):
-            if token.low in NEGATIONS and all(t.low in FRAMING_WORDS or t.low in _MARKER_WORDS
-                                              for t in before[index + 1:]):
+            if token.low in NEGATIONS and all(
+                t.low in FRAMING_WORDS or t.low in _MARKER_WORDS for t in before[index + 1 :]
+            ):
                 denied.add(position)
     return denied
 
@@ -159,8 +195,9 @@ def _best_sentence(source: Source, words: Sequence[Token]) -> tuple[int, int]:
     return best
 
 
-def check_claim(claim: str, passages: Sequence[JudgePassage], *, context: str = "",
-                max_unknown_ratio: float = 0.0) -> RuleCheck:
+def check_claim(
+    claim: str, passages: Sequence[JudgePassage], *, context: str = "", max_unknown_ratio: float = 0.0
+) -> RuleCheck:
     """Check one claim strictly against its passages (and the reader's ``context``: heading, list lead-in or
     table header). ``max_unknown_ratio``: share of a claim's content words that may be missing from the
     sources when they are lower-case (names never are); 0 is strictest."""
@@ -169,7 +206,7 @@ def check_claim(claim: str, passages: Sequence[JudgePassage], *, context: str = 
     parts = _claim_parts(claim, context)
     context_words = frozenset(t.low for t in build_view(context).tokens) if context else frozenset()
     sources = [_source(p, context_words) for p in passages]
-    all_keys = frozenset().union(*(s.view.all_keys | s.identity_keys for s in sources))
+    all_keys = sources[0].keys if len(sources) == 1 else frozenset().union(*(s.keys for s in sources))
     reasons: list[str] = []
     spans: list[tuple[str, int, int]] = []
     regions: dict[int, list[tuple[int, int]]] = {}
@@ -185,7 +222,9 @@ def check_claim(claim: str, passages: Sequence[JudgePassage], *, context: str = 
         spans.append(grounding.span)
         source = sources[grounding.source_index]
         assert grounding.figure_index is not None
-        regions.setdefault(grounding.source_index, []).extend(source.view.regions.get(grounding.figure_index, ()))
+        regions.setdefault(grounding.source_index, []).extend(
+            source.view.regions.get(grounding.figure_index, ())
+        )
     for period in parts.periods:
         ok, span = ground_period(period, sources)
         if not ok:
@@ -193,12 +232,16 @@ def check_claim(claim: str, passages: Sequence[JudgePassage], *, context: str = 
         elif span is not None and not parts.figures:
             spans.append(span)
     claim_refs = reference_keys([r for r in parts.view.parsed.references if r.start >= parts.offset])
-    known_refs = frozenset().union(*(reference_keys(list(s.view.parsed.references)) | s.identity_refs
-                                     for s in sources))
+    known_refs = frozenset().union(
+        *(reference_keys(list(s.view.parsed.references)) | s.identity_refs for s in sources)
+    )
     if not claim_refs <= known_refs:
         reasons.append("reference_mismatch")
-    words = parts.loose_words if parts.figures else tuple(
-        t for t in content_tokens(parts.view, parts.offset) if _required(t) and _word(t))
+    words = (
+        parts.loose_words
+        if parts.figures
+        else tuple(t for t in content_tokens(parts.view, parts.offset) if _required(t) and _word(t))
+    )
     unknown = [t for t in words if not is_grounded(t, all_keys)]
     if any(t.capital for t in unknown) or len(unknown) > int(max_unknown_ratio * len(words)):
         reasons.append("entity_missing" if parts.figures else "low_coverage")
@@ -221,7 +264,7 @@ def check_claim(claim: str, passages: Sequence[JudgePassage], *, context: str = 
 
 
 def _direction_by_arithmetic(parts: _ClaimParts, reasons: list[str]) -> list[str]:
-    """"naik dari Rp4 miliar menjadi Rp5 miliar": two grounded figures of one kind state the direction."""
+    """ "naik dari Rp4 miliar menjadi Rp5 miliar": two grounded figures of one kind state the direction."""
     figures = [cf.figure for cf in parts.figures if cf.figure.kind in ("amount", "count", "percent")]
     if len(figures) < 2 or figures[0].kind != figures[-1].kind or "figure_mismatch" in reasons:
         return reasons
@@ -257,11 +300,18 @@ class RuleJudge(Judge):
                 results.append(JudgeResult(item.item_id, "unverified", ("deadline",), "deadline"))
                 continue
             try:
-                check = check_claim(item.claim, item.passages, context=item.context,
-                                    max_unknown_ratio=self._max_unknown_ratio)
+                check = check_claim(
+                    item.claim, item.passages, context=item.context, max_unknown_ratio=self._max_unknown_ratio
+                )
             except Exception as error:  # one bad item never sinks the batch
-                results.append(JudgeResult(item.item_id, "unverified", (f"rule_error:{type(error).__name__}",),
-                                           "judge_unavailable"))
+                results.append(
+                    JudgeResult(
+                        item.item_id,
+                        "unverified",
+                        (f"rule_error:{type(error).__name__}",),
+                        "judge_unavailable",
+                    )
+                )
                 continue
             results.append(JudgeResult(item.item_id, check.verdict, check.reasons, None, check.spans))
         return results

@@ -10,26 +10,82 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-_ID_DIGITS = {"nol": 0, "satu": 1, "dua": 2, "tiga": 3, "empat": 4, "lima": 5, "enam": 6, "tujuh": 7,
-              "delapan": 8, "sembilan": 9}
-_EN_UNITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
-             "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
-_EN_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-            "ninety": 90}
+_ID_DIGITS = {
+    "nol": 0,
+    "satu": 1,
+    "dua": 2,
+    "tiga": 3,
+    "empat": 4,
+    "lima": 5,
+    "enam": 6,
+    "tujuh": 7,
+    "delapan": 8,
+    "sembilan": 9,
+}
+_EN_UNITS = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+_EN_TENS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
 _ID_WHOLE = {"sepuluh": 10, "sebelas": 11, "seratus": 100}
 _MULTIPLIERS = {"belas": 0, "puluh": 10, "ratus": 100, "hundred": 100}  # belas: 10 + unit
-_SCALES = {"ribu": ("ribu", 3), "juta": ("juta", 6), "miliar": ("miliar", 9), "milyar": ("miliar", 9),
-           "triliun": ("triliun", 12), "trilyun": ("triliun", 12), "kuadriliun": ("kuadriliun", 15),
-           "thousand": ("ribu", 3), "million": ("juta", 6), "billion": ("miliar", 9),
-           "trillion": ("triliun", 12), "quadrillion": ("kuadriliun", 15)}
+_SCALES = {
+    "ribu": ("ribu", 3),
+    "juta": ("juta", 6),
+    "miliar": ("miliar", 9),
+    "milyar": ("miliar", 9),
+    "triliun": ("triliun", 12),
+    "trilyun": ("triliun", 12),
+    "kuadriliun": ("kuadriliun", 15),
+    "thousand": ("ribu", 3),
+    "million": ("juta", 6),
+    "billion": ("miliar", 9),
+    "trillion": ("triliun", 12),
+    "quadrillion": ("kuadriliun", 15),
+}
 _SE_SCALES = {"seribu": "ribu", "sejuta": "juta", "semiliar": "miliar", "setriliun": "triliun"}
 _DECIMAL_POINT = {"koma", "point"}
 _CONNECTORS = {"and"}
 
 VOCAB: frozenset[str] = frozenset(
-    [*_ID_DIGITS, *_EN_UNITS, *_EN_TENS, *_ID_WHOLE, *_MULTIPLIERS, *_SCALES, *_SE_SCALES, *_DECIMAL_POINT,
-     *_CONNECTORS]
+    [
+        *_ID_DIGITS,
+        *_EN_UNITS,
+        *_EN_TENS,
+        *_ID_WHOLE,
+        *_MULTIPLIERS,
+        *_SCALES,
+        *_SE_SCALES,
+        *_DECIMAL_POINT,
+        *_CONNECTORS,
+    ]
 )
 # "m" misread as "rn" by OCR; each variant maps back to its word.
 _OCR_VARIANTS: dict[str, str] = {}
@@ -38,7 +94,7 @@ for _word in VOCAB:
         _OCR_VARIANTS[_word.replace("m", "rn")] = _word
         for _i, _ch in enumerate(_word):
             if _ch == "m":
-                _OCR_VARIANTS[_word[:_i] + "rn" + _word[_i + 1:]] = _word
+                _OCR_VARIANTS[_word[:_i] + "rn" + _word[_i + 1 :]] = _word
 
 _WORD_ALTS = "|".join(sorted([*VOCAB, *_OCR_VARIANTS], key=len, reverse=True))
 _NUMBER_WORD_RE = re.compile(rf"(?<!\w)(?:{_WORD_ALTS})(?!\w)", re.IGNORECASE)
@@ -127,7 +183,7 @@ def parse_words(words: list[str]) -> tuple[Decimal, Decimal, str | None, bool, i
             break
         elif word in _DECIMAL_POINT:
             digits = []
-            for follower in words[index + 1:]:
+            for follower in words[index + 1 :]:
                 if follower in _ID_DIGITS or (follower in _EN_UNITS and _EN_UNITS[follower] < 10):
                     digits.append(str(_ID_DIGITS.get(follower, _EN_UNITS.get(follower, 0))))
                 else:
@@ -136,7 +192,13 @@ def parse_words(words: list[str]) -> tuple[Decimal, Decimal, str | None, bool, i
                 break
             whole_part = Decimal(total + group + (unit or 0))
             fraction = Decimal("0." + "".join(digits))
-            return whole_part + fraction, Decimal(1).scaleb(-len(digits)), None, False, index + 1 + len(digits)
+            return (
+                whole_part + fraction,
+                Decimal(1).scaleb(-len(digits)),
+                None,
+                False,
+                index + 1 + len(digits),
+            )
         else:
             break
         consumed = index + 1
@@ -152,8 +214,14 @@ def parse_words(words: list[str]) -> tuple[Decimal, Decimal, str | None, bool, i
     return Decimal(value), quantum, largest, whole if scales_used else True, consumed
 
 
+_ANY_WORD_RE = re.compile(r"[a-z]+")
+_ALL_FORMS = frozenset([*VOCAB, *_OCR_VARIANTS])
+
+
 def find_spelled(text: str) -> list[SpelledNumber]:
     """Every run of number words in ``text`` that parses as a number."""
+    if _ALL_FORMS.isdisjoint(_ANY_WORD_RE.findall(text.lower())):
+        return []
     matches = list(_NUMBER_WORD_RE.finditer(text))
     found: list[SpelledNumber] = []
     index = 0
@@ -179,12 +247,16 @@ def find_spelled(text: str) -> list[SpelledNumber]:
             last = run[consumed - 2]
         if consumed == 1 and words[0] in {"satu", "one"}:
             continue  # "satu"/"one" alone is an article far more often than a count
-        if _HYPHEN_AFTER.match(text, last.end()) or (first.start() > 1 and text[first.start() - 1] == "-"
-                                                      and text[first.start() - 2].isalpha()):
+        if _HYPHEN_AFTER.match(text, last.end()) or (
+            first.start() > 1 and text[first.start() - 1] == "-" and text[first.start() - 2].isalpha()
+        ):
             continue
-        if _IDIOM_BEFORE.search(text, max(0, first.start() - 8), first.start()) and words[0] in {"satu", "one"}:
+        if _IDIOM_BEFORE.search(text, max(0, first.start() - 8), first.start()) and words[0] in {
+            "satu",
+            "one",
+        }:
             continue
-        if _IDIOM_AFTER.match(text[last.end():last.end() + 12]) and words[-1] in {"satu", "one"}:
+        if _IDIOM_AFTER.match(text[last.end() : last.end() + 12]) and words[-1] in {"satu", "one"}:
             continue
         found.append(SpelledNumber(value, first.start(), last.end(), quantum, scale, whole))
     return found

@@ -37,23 +37,85 @@ _ID_STEMMER = Stemmer.Stemmer("indonesian")
 _EN_STEMMER = Stemmer.Stemmer("english")
 _VOWELS = frozenset("aeiou")
 NON_CONTENT = frozenset(
-    {*STOPWORDS, *NUMBER_WORDS, *SCALE_WORDS, *CURRENCY_SUFFIX, *PERCENT_WORDS, *MONTHS,
-     "rp", "idr", "usd", "us", "per", "sebesar", "senilai", "sebanyak", "sejumlah", "tahun"}
+    {
+        *STOPWORDS,
+        *NUMBER_WORDS,
+        *SCALE_WORDS,
+        *CURRENCY_SUFFIX,
+        *PERCENT_WORDS,
+        *MONTHS,
+        "rp",
+        "idr",
+        "usd",
+        "us",
+        "per",
+        "sebesar",
+        "senilai",
+        "sebanyak",
+        "sejumlah",
+        "tahun",
+    }
 )
-_LEAD_IN_RE = re.compile(r":|\b(?:terdiri\s+(?:atas|dari)|meliputi|mencakup|sebagai\s+berikut|consists?\s+of"
-                         r"|comprising|as\s+follows)\b", re.IGNORECASE)
-_LINK_RE = re.compile(r"\s*(?:\)\s*)?(?:untuk|bagi|kepada|pada|dari|yang|sebagai|di|for|to|of|in|on|by)\b",
-                      re.IGNORECASE)
+_LEAD_IN_RE = re.compile(
+    r":|\b(?:terdiri\s+(?:atas|dari)|meliputi|mencakup|sebagai\s+berikut|consists?\s+of"
+    r"|comprising|as\s+follows)\b",
+    re.IGNORECASE,
+)
+_LINK_RE = re.compile(
+    r"\s*(?:\)\s*)?(?:untuk|bagi|kepada|pada|dari|yang|sebagai|di|for|to|of|in|on|by)\b", re.IGNORECASE
+)
 # A sentence-initial scope ("Pada Dinas Pendidikan, …"), read as the topic of every figure after it.
-_SCOPE_RE = re.compile(r"\s*(?:\(\d+\)\s*)?(?:pada|untuk|di|dalam|menurut|berdasarkan|sesuai|in|for|at|under)\b"
-                       r"[^,.;:\n]{0,80},", re.IGNORECASE)
+_SCOPE_RE = re.compile(
+    r"\s*(?:\(\d+\)\s*)?(?:pada|untuk|di|dalam|menurut|berdasarkan|sesuai|in|for|at|under)\b"
+    r"[^,.;:\n]{0,80},",
+    re.IGNORECASE,
+)
 _TOPIC_REACH = 200
 # Where a list's next item starts: the words after the last figure of a sentence stop there.
 _ITEM_BREAK_RE = re.compile(r"[;:]|\s[-–•]\s|\s[a-z]\.\s|\s\(\d{1,2}\)\s|\s\d{1,2}\.\s")
+# The words right after a count name what is counted ("37 obyek wisata", "8% wilayah Indonesia").
+_HEAD_RE = re.compile(
+    r"\s*((?:(?!(?:dan|atau|serta|yang|dengan|untuk|bagi|pada|dari|di|ke|dalam|sebagai|and|or|"
+    r"which|that|with|for|of|in|to)\b)[A-Za-z][\w-]*\s*){1,4})",
+    re.IGNORECASE,
+)
 _CLAUSE_END_RE = re.compile(r"[,;.](?:\s|$)|\s(?:dan|serta|and)\s")
-_ABBREVIATIONS = frozenset({"rp", "no", "nomor", "s.d", "d", "dll", "dsb", "dst", "jo", "tgl", "hlm", "kab",
-                            "kec", "prov", "dr", "ir", "h", "st", "mr", "mrs", "dr", "prof", "vs", "etc", "e.g",
-                            "i.e", "ta", "pt", "cv", "tbk", "u.s", "us"})
+_ABBREVIATIONS = frozenset(
+    {
+        "rp",
+        "no",
+        "nomor",
+        "s.d",
+        "d",
+        "dll",
+        "dsb",
+        "dst",
+        "jo",
+        "tgl",
+        "hlm",
+        "kab",
+        "kec",
+        "prov",
+        "dr",
+        "ir",
+        "h",
+        "st",
+        "mr",
+        "mrs",
+        "dr",
+        "prof",
+        "vs",
+        "etc",
+        "e.g",
+        "i.e",
+        "ta",
+        "pt",
+        "cv",
+        "tbk",
+        "u.s",
+        "us",
+    }
+)
 _BOUNDARY_RE = re.compile(r"[.!?](?=\s+[\"“(A-Z0-9])|\n+")
 _TABLE_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}")
 # Between a figure and its spelled twin: "(", after OCR leftovers of the cents (", 00", ",-").
@@ -127,14 +189,8 @@ class TextView:
     def figures(self) -> tuple[Figure, ...]:
         return self.parsed.figures
 
-    def tokens_in(self, start: int, end: int) -> list[Token]:
-        first = bisect.bisect_left(self.starts, start)
-        out = []
-        for token in self.tokens[first:]:
-            if token.start >= end:
-                break
-            out.append(token)
-        return out
+    def tokens_in(self, start: int, end: int) -> tuple[Token, ...]:
+        return self.tokens[bisect.bisect_left(self.starts, start) : bisect.bisect_left(self.starts, end)]
 
     def keys_in(self, ranges: tuple[tuple[int, int], ...]) -> frozenset[str]:
         cached = self._key_cache.get(ranges)
@@ -158,8 +214,11 @@ class TextView:
         return own + self.topic if own else ()
 
     def periods_in(self, ranges: tuple[tuple[int, int], ...]) -> list[Figure]:
-        return [fig for fig in self.figures if fig.kind in PERIOD_KINDS
-                and any(fig.start < end and start < fig.end for start, end in ranges)]
+        return [
+            fig
+            for fig in self.figures
+            if fig.kind in PERIOD_KINDS and any(fig.start < end and start < fig.end for start, end in ranges)
+        ]
 
 
 def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tuple[Token, ...]:
@@ -170,11 +229,19 @@ def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tu
         word = match.group()
         low = word.lower()
         parts = low.split("-")
-        if len(parts) == 2 and parts[0] and parts[1] and parts[0] not in parts[1] and parts[1] not in parts[0]:
+        if (
+            len(parts) == 2
+            and parts[0]
+            and parts[1]
+            and parts[0] not in parts[1]
+            and parts[1] not in parts[0]
+        ):
             # "Fisik-TPG", "Kantor-Alat" are two words; "undang-undang", "sebesar-besarnya" are one
             start = match.start()
             for part, raw in zip(parts, word.split("-"), strict=True):
-                tokens.append(Token(start, start + len(part), part, word_keys(part, english), raw[:1].isupper()))
+                tokens.append(
+                    Token(start, start + len(part), part, word_keys(part, english), raw[:1].isupper())
+                )
                 start += len(part) + 1
             continue
         tokens.append(Token(match.start(), match.end(), low, word_keys(low, english), word[0].isupper()))
@@ -190,13 +257,17 @@ def _sentences(text: str) -> tuple[tuple[int, int], ...]:
     spans = []
     start = 0
     for match in _BOUNDARY_RE.finditer(text):
-        if match.group().startswith(".") and text[match.start() - 1:match.start()] in (".", "…"):
+        if match.group().startswith(".") and text[match.start() - 1 : match.start()] in (".", "…"):
             continue  # dotted leaders and ellipses ("Bumi ....... Rp5.000.000") do not end a sentence
         if match.group().startswith("."):
-            before = re.search(r"(\S+)$", text[start:match.start()])
+            before = re.search(r"(\S+)$", text[start : match.start()])
             word = before.group(1).lower().lstrip("(") if before else ""
-            if len(word) <= 1 or word in _ABBREVIATIONS or (word.isdigit() and len(word) <= 2) or re.fullmatch(
-                    r"[ivxl]+", word):
+            if (
+                len(word) <= 1
+                or word in _ABBREVIATIONS
+                or (word.isdigit() and len(word) <= 2)
+                or re.fullmatch(r"[ivxl]+", word)
+            ):
                 continue
         spans.append((start, match.end()))
         start = match.end()
@@ -217,8 +288,12 @@ def _table_cells(line_start: int, line: str) -> list[tuple[int, int]]:
     return cells
 
 
-def _table_regions(text: str, figures: tuple[Figure, ...], regions: dict[int, tuple[tuple[int, int], ...]],
-                   labels: dict[int, tuple[tuple[int, int], ...]]) -> set[int]:
+def _table_regions(
+    text: str,
+    figures: tuple[Figure, ...],
+    regions: dict[int, tuple[tuple[int, int], ...]],
+    labels: dict[int, tuple[tuple[int, int], ...]],
+) -> set[int]:
     """Neighbourhoods of figures inside Markdown-style table rows; returns the figure indexes handled."""
     handled: set[int] = set()
     if "|" not in text:
@@ -261,20 +336,27 @@ def _twins(text: str, figures: tuple[Figure, ...]) -> dict[int, int]:
     twins = {}
     for index in range(1, len(figures)):
         fig, before = figures[index], figures[index - 1]
-        if fig.spelled and not before.spelled and TWIN_GAP_RE.fullmatch(text[before.end:fig.start]):
+        if fig.spelled and not before.spelled and TWIN_GAP_RE.fullmatch(text[before.end : fig.start]):
             twins[index] = index - 1
     return twins
 
 
-def _prose_regions(view_text: str, figures: tuple[Figure, ...], quantities: tuple[int, ...],
-                   sentences: tuple[tuple[int, int], ...], handled: set[int], twins: dict[int, int],
-                   regions: dict[int, tuple[tuple[int, int], ...]],
-                   labels: dict[int, tuple[tuple[int, int], ...]]) -> None:
+def _prose_regions(
+    view_text: str,
+    figures: tuple[Figure, ...],
+    quantities: tuple[int, ...],
+    sentences: tuple[tuple[int, int], ...],
+    handled: set[int],
+    twins: dict[int, int],
+    regions: dict[int, tuple[tuple[int, int], ...]],
+    labels: dict[int, tuple[tuple[int, int], ...]],
+) -> None:
     sentence_starts = [s for s, _ in sentences]
     twin_of_digit = {digit: twin for twin, digit in twins.items()}
     ordered = [i for i in quantities if i not in handled and i not in twins]
-    sentence_of = {i: sentences[max(bisect.bisect_right(sentence_starts, figures[i].start) - 1, 0)]
-                   for i in ordered}
+    sentence_of = {
+        i: sentences[max(bisect.bisect_right(sentence_starts, figures[i].start) - 1, 0)] for i in ordered
+    }
     last_in_sentence = {sentence_of[i][0]: i for i in ordered}
     previous_end: dict[int, int] = {}
     for index in ordered:
@@ -294,6 +376,10 @@ def _prose_regions(view_text: str, figures: tuple[Figure, ...], quantities: tupl
         if _LINK_RE.match(view_text, end):
             clause_end = _CLAUSE_END_RE.search(view_text, end, sentence[1])
             own.append((end, clause_end.start() if clause_end else sentence[1]))
+        elif fig.kind in ("count", "percent", "permille") and (
+            head := _HEAD_RE.match(view_text, end, sentence[1])
+        ):
+            own.append((end, head.end(1)))
         if last_in_sentence[sentence[0]] == index:
             item_break = _ITEM_BREAK_RE.search(view_text, end, sentence[1])
             ranges.append((end, item_break.start() if item_break else max(end, sentence[1])))
@@ -307,8 +393,12 @@ def _prose_regions(view_text: str, figures: tuple[Figure, ...], quantities: tupl
         previous_end[sentence[0]] = end
 
 
-def _topic(text: str, figures: tuple[Figure, ...], quantities: tuple[int, ...],
-           sentences: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+def _topic(
+    text: str,
+    figures: tuple[Figure, ...],
+    quantities: tuple[int, ...],
+    sentences: tuple[tuple[int, int], ...],
+) -> tuple[tuple[int, int], ...]:
     """What the passage is about before its first figure: the text just before the sentence holding the
     first figure (a heading, a caption, the previous sentence) and that sentence's opening scope phrase."""
     if not quantities:
@@ -348,19 +438,33 @@ def build_view(text: str, lang: str | None = None) -> TextView:
         if digit in handled:
             regions[twin] = regions[digit]
             labels[twin] = labels[digit]
-    return TextView(parsed, tokens, [t.start for t in tokens], frozenset(all_keys), sentences, quantities,
-                    regions, labels, topic, frozenset(handled))
+    return TextView(
+        parsed,
+        tokens,
+        [t.start for t in tokens],
+        frozenset(all_keys),
+        sentences,
+        quantities,
+        regions,
+        labels,
+        topic,
+        frozenset(handled),
+    )
 
 
 def content_tokens(view: TextView, start: int = 0, end: int | None = None) -> list[Token]:
-    """Words that carry meaning (not function words, figures, units, references, markers)."""
-    end = len(view.text) if end is None else end
-    spans = [(f.start, f.end) for f in view.figures] + [(r.start, r.end) for r in view.parsed.references]
-    out = []
-    for token in view.tokens_in(start, end):
-        if token.low in NON_CONTENT or len(token.low) < 2:
-            continue
-        if token.low[0] != "§" and any(s <= token.start < e for s, e in spans):
-            continue
-        out.append(token)
-    return out
+    """Words that carry meaning (not function words, figures, references, markers)."""
+    content = view.memo.get(("content", 0))
+    if content is None:
+        spans = [(f.start, f.end) for f in view.figures] + [(r.start, r.end) for r in view.parsed.references]
+        flags = []
+        for token in view.tokens:
+            flags.append(
+                token.low not in NON_CONTENT
+                and len(token.low) >= 2
+                and (token.low[0] == "§" or not any(s <= token.start < e for s, e in spans))
+            )
+        content = view.memo[("content", 0)] = tuple(flags)
+    first = bisect.bisect_left(view.starts, start)
+    last = len(view.tokens) if end is None else bisect.bisect_left(view.starts, end)
+    return [token for token, keep in zip(view.tokens[first:last], content[first:last], strict=True) if keep]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from retrieval.chunking import Span, chunk_document
-from retrieval.extract import Extracted
+from retrieval.extract import CELL_SEPARATOR, Extracted
 from retrieval.legal import (
     LegalRef,
     find_references,
@@ -230,7 +230,15 @@ def index_text(chunk: Chunk, *, file_stem: str | None = None) -> str:
     head = [] if ident.title == file_stem else [ident.title]
     if ident.doc_type and ident.number and ident.year:
         head.append(f"{ident.doc_type} {ident.number}/{ident.year}")
-    parts = [" ".join(head), " / ".join(chunk.section_path), chunk.context, chunk.text]
+    body = chunk.text
+    context = chunk.context
+    header = context.split(CELL_SEPARATOR)
+    cells = chunk.text.split(CELL_SEPARATOR)
+    if chunk.kind == "table" and len(header) == len(cells) > 1:
+        # "column: value" pairs keep each value next to its column, even after the encoder truncates
+        body = "; ".join(f"{name}: {value}" for name, value in zip(header, cells) if value.strip())
+        context = ""
+    parts = [" ".join(head), " / ".join(chunk.section_path), context, body]
     return "\n".join(part for part in parts if part)
 
 

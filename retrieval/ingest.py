@@ -108,6 +108,13 @@ def _walk(paths: Sequence[str | Path], report: IngestReport) -> list[tuple[Path,
     return [(file, source) for source, file in sorted(found.items())]
 
 
+def discover(paths: Sequence[str | Path]) -> tuple[list[tuple[Path, str]], list[tuple[str, str]]]:
+    """The files ``ingest`` would read for ``paths`` as (file, source) pairs, and the paths it would reject.
+    Compare the sources with ``Retriever.corpus_sources`` to tell whether an index was built from them."""
+    report = IngestReport()
+    return _walk(paths, report), report.failed
+
+
 def _load_old(index_dir: Path, encoder: Encoder) -> _OldIndex | None:
     recover(index_dir)
     if not (index_dir / MANIFEST).is_file():
@@ -382,4 +389,4 @@ def _vectors(
     return vectors
 
 
-__all__ = ["IngestReport", "IncompatibleIndexError", "ingest"]
+__all__ = ["IngestReport", "IncompatibleIndexError", "discover", "ingest"]

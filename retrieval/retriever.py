@@ -69,6 +69,10 @@ class Retriever:
         self._articles = articles
         self._refs = refs
         self._by_id = {chunk.chunk_id: i for i, chunk in enumerate(chunks)}
+        self._pasal_rows: dict[str, list[int]] = {}
+        for i, article in enumerate(articles):
+            if article.get("pasal"):
+                self._pasal_rows.setdefault(article["pasal"], []).append(i)
         self.lexical = lexical
         self.dense = dense
         self.encoder = encoder
@@ -236,6 +240,11 @@ class Retriever:
         with self._cache_lock:
             self._qcache.clear()
 
+    def _subset_docs(self, subset: np.ndarray | None) -> set[str] | None:
+        if subset is None:
+            return None
+        return {self._chunks[j].document_id for j in subset.tolist()}
+
     def _query_vectors(self, queries: list[str]) -> np.ndarray:
         """Query vectors, from a small LRU cache when the same query text was seen recently."""
         with self._cache_lock:
@@ -266,7 +275,14 @@ class Retriever:
     ) -> list[SearchHit]:
         refs = [r for r in find_references(query) if r.pasal or r.names_document]
         allowed = set(subset.tolist()) if subset is not None else None
-        exact = [self._by_id[c.chunk_id] for ref in refs if ref.pasal for c in self.lookup_article(ref)]
+        # Exact article lookups join the candidates for a named regulation, or for a bare "Pasal N" when the
+        # scope is limited to some documents (across a whole corpus a bare article number is ambiguous).
+        exact = [
+            self._by_id[c.chunk_id]
+            for ref in refs
+            if ref.pasal and (ref.names_document or subset is not None)
+            for c in self.lookup_article(ref, document_ids=self._subset_docs(subset))
+        ]
         exact = [j for j in dict.fromkeys(exact) if allowed is None or j in allowed]
         rankings = {"bm25": bm25_idx.tolist(), "dense": dense_idx.tolist()}
         if exact:
@@ -354,15 +370,16 @@ class Retriever:
             docs = [d for d in docs if d in set(document_ids)]
         body: list[Chunk] = []
         explained: list[Chunk] = []
-        for d in docs:
-            row = self._docs[d]
-            for j in range(row["chunk_start"], row["chunk_end"]):
-                art = self._articles[j]
-                if art.get("pasal") != ref.pasal or art.get("pasal_last"):
-                    continue
-                if ref.ayat and art.get("ayats") and ref.ayat not in art["ayats"]:
-                    continue
-                (explained if art.get("penjelasan") else body).append(self._chunks[j])
+        wanted_docs = set(docs)
+        for j in self._pasal_rows.get(ref.pasal, []):
+            if self._chunks[j].document_id not in wanted_docs:
+                continue
+            art = self._articles[j]
+            if art.get("pasal_last"):
+                continue
+            if ref.ayat and art.get("ayats") and ref.ayat not in art["ayats"]:
+                continue
+            (explained if art.get("penjelasan") else body).append(self._chunks[j])
         return body or explained
 
     def cross_references(

@@ -4,7 +4,7 @@ Each :class:`~serve_app.segments.ComposedSpan` ends up either a claim (with a ve
 
 * a ``fact`` segment, or a ``framing`` segment that cites a passage, is a claim: ``from_conversation`` when it
   repeats the conversation, ``uncited`` when it cites nothing, ``invalid_citation`` when none of its keys was
-  shown to the agent (or may be cited), else judged against its valid passages (first pass, then each
+  shown to the agent (or may not be cited), else judged against its valid passages (first pass, then each
   ``unsupported`` re-checked alone);
 * framing that cites nothing goes to the ONE framing check of the answer; checkable framing becomes an
   ``uncited`` claim (kind stays ``framing``), and when the check fails every such segment does.
@@ -85,7 +85,7 @@ def unlocated_pieces(answer: str, covered: Sequence[tuple[int, int]]) -> int:
 
 def _grounding(supported: int, total: int) -> dict[str, Any]:
     return {"claims_supported": supported, "claims_total": total,
-            "grounding_rate": round(supported / total, 6) if total else None}
+            "grounding_rate": supported / total if total else None}
 
 
 def faithfulness_report(
@@ -208,7 +208,13 @@ class Annotator:
     """Marks a composed answer (see the module docstring). ``judge`` takes items and returns one result each
     (a collector's ``submit_many``, the JudgePool handle's ``judge_many``, or ``partial(judge_batch, j)``);
     ``judge_engine`` / ``judge_model`` name it in the call records charged to the request's budget.
-    ``recheck=False`` keeps first-pass ``unsupported`` verdicts without re-checking (benchmarks only)."""
+    ``recheck=False`` keeps first-pass ``unsupported`` verdicts without re-checking (benchmarks only).
+
+    ``split_items`` (default) hands each item to ``judge`` as its own concurrent call, which a batching
+    judge function (BatchCollector.submit_many, the JudgePool's judge_many) gathers into batches again: an
+    item whose batch came back before the request's deadline keeps its verdict, and only the items still
+    out get ``deadline``. ``split_items=False`` sends each pass as one call (all or nothing at the deadline).
+    """
 
     def __init__(
         self,
@@ -216,12 +222,14 @@ class Annotator:
         framing_checker: FramingChecker,
         *,
         recheck: bool = True,
+        split_items: bool = True,
         judge_engine: str = "judge",
         judge_model: str = "",
     ) -> None:
         self.judge = judge
         self.framing_checker = framing_checker
         self.recheck = recheck
+        self.split_items = split_items
         self.judge_engine = judge_engine
         self.judge_model = judge_model
 
@@ -361,7 +369,19 @@ class Annotator:
             self._charge(budget, items, results, started)
             return results
 
-        return call
+        async def one(item: JudgeItem) -> JudgeResult:
+            try:
+                (result,) = await call([item])
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - this item's call failed; the others stand
+                return unverified(item, "judge_unavailable", type(exc).__name__)
+            return result
+
+        async def split(items: list[JudgeItem]) -> list[JudgeResult]:
+            return list(await asyncio.gather(*(one(item) for item in items)))
+
+        return split if self.split_items else call
 
     def _charge(self, budget: RequestBudget, items: list[JudgeItem], results: list[JudgeResult] | None,
                 started: float) -> None:

@@ -281,3 +281,21 @@ def preflight(cfg: AppConfig) -> None:
         raise ConfigError(f"Partners file {cfg.partners_file} does not exist.")
     if not cfg.api_keys and not cfg.api_key_hashes:
         raise ConfigError("No API key is configured; set ACEH_API_KEYS (comma-separated).")
+
+
+def build_inprocess_app(cfg: AppConfig, *, retriever: Any = None, store: Any = None, pipeline: Any = None) -> Any:
+    """The Starlette app over the in-process pipeline (tests; the same routes the Ray ingress serves)."""
+    from serve_app.ingress import Ingress
+    from serve_app.metrics import Metrics
+
+    pipeline = pipeline if pipeline is not None else build_inprocess(cfg, retriever=retriever, store=store)
+
+    async def health() -> dict[str, str]:
+        return {"Ingress": "ok", "Guard": "ok", "Retriever": "ok", "Agent": "ok", "Annotator": "ok",
+                "JudgePool": "ok"}
+
+    ingress = Ingress(pipeline, pipeline.guard_service, max_body_bytes=cfg.limits.max_body_bytes,
+                      metrics=Metrics(), health=health)
+    app = ingress.app()
+    app.state.pipeline = pipeline
+    return app

@@ -30,6 +30,8 @@ FallbackReason = Literal[
     "source_scope_unavailable",
     "unparseable_completion",
     "source_scope_empty",
+    # v1 only: too few sentences survived the faithfulness gate, so the whole answer is refused.
+    "insufficient_verified_claims",
 ]
 
 

@@ -37,7 +37,10 @@ def test_uncited_all_invalid_and_partly_invalid() -> None:
     uncited, unknown, hidden, partly = ann.claims
     assert (uncited["verdict"], uncited["citation_keys"], uncited["citations"]) == ("uncited", [], [])
     assert (unknown["verdict"], unknown["invalid_citation_keys"], unknown["citations"]) == (
-        "invalid_citation", ["P9"], [])
+        "invalid_citation",
+        ["P9"],
+        [],
+    )
     assert (hidden["verdict"], hidden["invalid_citation_keys"]) == ("invalid_citation", ["P3", "P9"])
     assert partly["verdict"] == "supported"
     assert partly["citation_keys"] == ["P9", "P1", "P3"] and partly["invalid_citation_keys"] == ["P9", "P3"]
@@ -52,8 +55,9 @@ def test_uncited_all_invalid_and_partly_invalid() -> None:
 
 def test_invalid_only_answer_skips_the_judge() -> None:
     judge = ScriptedJudge()
-    _, ann = annotate(Annotator(judge.judge, StaticFraming()), [seg("Angka dari mana?", "fact", "paragraph", "P7")],
-                      [P1])
+    _, ann = annotate(
+        Annotator(judge.judge, StaticFraming()), [seg("Angka dari mana?", "fact", "paragraph", "P7")], [P1]
+    )
     assert judge.calls == [] and ann.faithfulness["judge_status"] == "skipped"
     assert ann.faithfulness["verification"] == "none"
 
@@ -61,10 +65,14 @@ def test_invalid_only_answer_skips_the_judge() -> None:
 def test_framing_that_cites_is_judged_as_a_fact() -> None:
     judge = ScriptedJudge({"Menurut Qanun, anggarannya naik.": "unsupported"})
     checker = StaticFraming()
-    segments = [seg("Menurut Qanun, anggarannya naik.", "framing", "paragraph", "P1"),
-                seg("Pengantar tanpa rujukan.", "framing", "paragraph")]
+    segments = [
+        seg("Menurut Qanun, anggarannya naik.", "framing", "paragraph", "P1"),
+        seg("Pengantar tanpa rujukan.", "framing", "paragraph"),
+    ]
     _, ann = annotate(Annotator(judge.judge, checker), segments, [P1])
-    assert checker.seen[0][1] == ["Pengantar tanpa rujukan."]  # citing framing never reaches the framing check
+    assert checker.seen[0][1] == [
+        "Pengantar tanpa rujukan."
+    ]  # citing framing never reaches the framing check
     (claim,) = ann.claims
     assert (claim["kind"], claim["verdict"], claim["citation_keys"]) == ("framing", "unsupported", ["P1"])
     assert [f["text"] for f in ann.framing] == ["Pengantar tanpa rujukan."]
@@ -77,14 +85,24 @@ def test_from_conversation_is_neutral_and_not_counted() -> None:
         seg("anggaran  pendidikan aceh tahun 2023 adalah Rp 5 miliar", "fact", "paragraph", "P1"),  # equal
         seg("adalah Rp 5 miliar", "fact", "continue"),  # contained, uncited otherwise
         seg("Belanja pegawai tahun 2023 adalah Rp 2 miliar.", "fact", "paragraph", "P2"),
-        seg("Anda bertanya tentang anggaran.", "framing", "paragraph"),  # checkable framing repeating the user
+        seg(
+            "Anda bertanya tentang anggaran.", "framing", "paragraph"
+        ),  # checkable framing repeating the user
     ]
     checker = StaticFraming([True])
-    _, ann = annotate(Annotator(judge.judge, checker), segments, [P1, P2],
-                      conversation=[earlier, "Anda bertanya tentang anggaran?"])
-    assert [c["verdict"] for c in ann.claims] == ["from_conversation", "from_conversation", "supported",
-                                                  "from_conversation"]
-    assert [[i.claim for i in call] for call in judge.calls] == [["Belanja pegawai tahun 2023 adalah Rp 2 miliar."]]
+    _, ann = annotate(
+        Annotator(judge.judge, checker),
+        segments,
+        [P1, P2],
+        conversation=[earlier, "Anda bertanya tentang anggaran?"],
+    )
+    assert [c["verdict"] for c in ann.claims] == [
+        "from_conversation",
+        "from_conversation",
+        "supported",
+        "from_conversation",
+    ]
+    assert judge.claims_sent == ["Belanja pegawai tahun 2023 adalah Rp 2 miliar."]
     f = ann.faithfulness
     assert (f["from_conversation"], f["claims_total"], f["supported"]) == (3, 1, 1)
     assert f["grounding"] == {"claims_supported": 1, "claims_total": 1, "grounding_rate": 1.0}
@@ -93,16 +111,25 @@ def test_from_conversation_is_neutral_and_not_counted() -> None:
 
 
 def test_short_fragments_are_not_conversation_repeats() -> None:
-    _, ann = annotate(Annotator(ScriptedJudge().judge, StaticFraming()), [seg("Rp", "fact", "paragraph", "P1")],
-                      [P1], conversation=["Berapa Rp anggarannya?"])
+    _, ann = annotate(
+        Annotator(ScriptedJudge().judge, StaticFraming()),
+        [seg("Rp", "fact", "paragraph", "P1")],
+        [P1],
+        conversation=["Berapa Rp anggarannya?"],
+    )
     assert ann.claims[0]["verdict"] == "supported"
 
 
 def test_unlocated_pieces_ignores_only_server_layout() -> None:
-    segments = [seg("Judul", "framing", "heading"), seg("Pengantar:", "framing"),
-                seg("Butir satu.", "fact", "list_item"), seg("Butir dua.", "fact", "list_item"),
-                seg("Tahun | Nilai", "framing", "table_header"), seg("2023 | 5", "fact", "table_row"),
-                seg("2024 | 6", "fact", "table_row")]
+    segments = [
+        seg("Judul", "framing", "heading"),
+        seg("Pengantar:", "framing"),
+        seg("Butir satu.", "fact", "list_item"),
+        seg("Butir dua.", "fact", "list_item"),
+        seg("Tahun | Nilai", "framing", "table_header"),
+        seg("2023 | 5", "fact", "table_row"),
+        seg("2024 | 6", "fact", "table_row"),
+    ]
     composed = compose(segments)
     spans = [(s.start, s.end) for s in composed.spans]
     assert unlocated_pieces(composed.answer, spans) == 0
@@ -117,10 +144,16 @@ _VERDICT = st.sampled_from(["supported", "unsupported", "unverified", "maybe", "
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(first=st.lists(_VERDICT, min_size=1, max_size=5), again=st.lists(_VERDICT, min_size=5, max_size=5),
-       calls=st.integers(0, 12), framing_fails=st.booleans())
-def test_nothing_unverified_ever_looks_supported(first: list[str], again: list[str], calls: int,
-                                                  framing_fails: bool) -> None:
+@given(
+    first=st.lists(_VERDICT, min_size=1, max_size=5),
+    again=st.lists(_VERDICT, min_size=5, max_size=5),
+    calls=st.integers(0, 12),
+    framing_fails=st.booleans(),
+    split=st.booleans(),
+)
+def test_nothing_unverified_ever_looks_supported(
+    first: list[str], again: list[str], calls: int, framing_fails: bool, split: bool
+) -> None:
     texts = [f"Anggaran pos {n} adalah Rp{n} miliar." for n in range(len(first))]
     seen: set[str] = set()
 
@@ -133,16 +166,24 @@ def test_nothing_unverified_ever_looks_supported(first: list[str], again: list[s
                 raise RuntimeError("judge fell over")
             reason = "judge_unavailable" if verdict == "unverified" else None
             return JudgeResult(item.item_id, verdict, (), reason)  # type: ignore[arg-type]
+
         return answer
 
     judge = ScriptedJudge({t: scripted(t, i) for i, t in enumerate(texts)})
     segments = [seg("Berikut datanya:", "framing"), *(seg(t, "fact", "list_item", "P1") for t in texts)]
     checker = StaticFraming([False], error=RuntimeError("down") if framing_fails else None)
     composed = compose(segments)
-    ann = asyncio.run(Annotator(judge.judge, checker).annotate(
-        composed=composed, passages={"P1": P1}, query="q", conversation_texts=[], budget=make_budget(calls=calls)))
+    ann = asyncio.run(
+        Annotator(judge.judge, checker, split_items=split).annotate(
+            composed=composed,
+            passages={"P1": P1},
+            query="q",
+            conversation_texts=[],
+            budget=make_budget(calls=calls),
+        )
+    )
     check_wire(composed.answer, ann)
-    first_pass_ids = {i.claim for i in judge.calls[0]} if judge.calls else set()
+    first_pass_ids = set(judge.claims_sent)
     for position, claim in enumerate(c for c in ann.claims if c["kind"] == "fact"):
         if claim["verdict"] == "supported":
             # Supported only when the judge said so on the first pass and no re-check was needed.

@@ -116,3 +116,25 @@ def test_html_text_and_pdf_pages(tmp_path: Path) -> None:
     pages = {c.page for c in pdf.chunks}
     assert pages == {1, 2}
     assert next(c for c in pdf.chunks if "pajak" in c.text).page == 2
+
+
+def test_xlsx_sheets_become_tables(tmp_path: Path) -> None:
+    import io
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Belanja"
+    sheet.append(["urusan", "pagu"])
+    sheet.append(["Pendidikan", 871667219294])
+    sheet.append(["Kesehatan", 612384905118.0])
+    other = book.create_sheet("Kosong")
+    other.append([None, None])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    doc = _doc(tmp_path, "apba.xlsx", buffer.getvalue())
+    assert doc.identity.doc_type == "Dataset"
+    assert [c.text for c in doc.chunks] == ["Pendidikan | 871667219294", "Kesehatan | 612384905118"]
+    assert [t["name"] for t in doc.tables] == ["Belanja"]
+    assert doc.chunks[0].section_path == ("Belanja", "baris 1") and doc.chunks[0].context == "urusan | pagu"

@@ -136,3 +136,11 @@ def test_a_new_encoder_re_encodes_everything(corpus: Path, index: Path) -> None:
     report = ingest([corpus], index, encoder=other, progress=False)
     assert report.written and report.encoded == report.chunks
     assert Retriever.load(index, encoder=other).search("pajak daerah")
+
+
+def test_discover_lists_sources_like_ingest(corpus: Path, index: Path, encoder: HashingEncoder) -> None:
+    from retrieval.ingest import discover
+
+    files, rejected = discover([corpus, corpus / "nothing.docx"])
+    assert sorted(source for _, source in files) == sorted(Retriever.load(index, encoder=encoder).corpus_sources)
+    assert rejected == [(str(corpus / "nothing.docx"), "the path does not exist")]

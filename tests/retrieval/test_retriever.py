@@ -112,3 +112,9 @@ def test_cross_references_tables_and_metadata(retriever: Retriever) -> None:
         "lampiran_apba_2023",
         "baris 2",
     ]
+
+
+def test_a_bare_article_number_within_a_scope(retriever: Retriever) -> None:
+    qanun = _doc_id(retriever, "qanun_apba_2023.md")
+    hits = retriever.search("Pasal 6", top_k=3, document_ids=[qanun])
+    assert hits[0].chunk.section_path == ("BAB II", "Pasal 6")

@@ -1,0 +1,274 @@
+"""Rule judge: balanced accuracy on figure-bearing claims from real texts, per perturbation, and speed.
+
+    .venv/bin/python -m benchmarks.judge_rules [--quick]
+
+The development set is built at run time from ../shared/data (or $ACEH_SHARED_DATA) by
+benchmarks/build_judge_dev.py and split by document into ``dev`` (looked at while writing the rules) and
+``heldout`` (never inspected); both are reported. IndoNLI pairs whose premise or hypothesis holds a figure
+are reported apart (entailment → supported, neutral/contradiction → unsupported). Speed is measured on one
+core (the process is pinned where the OS allows) for passages of about 300 characters, cold (nothing cached)
+and warm (passage already parsed, claim new). Writes benchmarks/results/judge_rules.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from benchmarks.build_judge_dev import build, data_dir
+from judge import numbers, rules, textunits
+from judge.numbers import extract_figures
+from judge.rules import check_claim
+from judge.types import JudgePassage
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULT = ROOT / "benchmarks" / "results" / "judge_rules.json"
+EXPECTED = {
+    "scale": {"scale_mismatch"},
+    "digit": {"figure_mismatch"},
+    "year": {"period_mismatch"},
+    "entity": {"entity_missing"},
+    "unit": {"unit_mismatch"},
+    "direction": {"direction_unsupported", "polarity_conflict"},
+    "negation": {"polarity_conflict"},
+    "bound": {"polarity_conflict"},
+    "reference": {"reference_as_quantity"},
+    "rounding": {"rounding_unmarked"},
+}
+LENIENT_RATIO = 0.34
+
+
+def _passages(item: dict) -> tuple[JudgePassage, ...]:
+    return tuple(JudgePassage(p["key"], p["text"], p["identity"]) for p in item["passages"])
+
+
+def _balanced(pos_hit: int, pos: int, neg_hit: int, neg: int) -> float | None:
+    if not pos or not neg:
+        return None
+    return round((pos_hit / pos + neg_hit / neg) / 2, 4)
+
+
+def evaluate_dev(items: list[dict]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for split in ("dev", "heldout"):
+        chosen = [i for i in items if i["split"] == split]
+        supported = [i for i in chosen if i["label"] == "supported"]
+        verdicts = {i["id"]: check_claim(i["claim"], _passages(i), context=i["context"]) for i in chosen}
+        sup_hit = sum(verdicts[i["id"]].verdict == "supported" for i in supported)
+        by_type: dict[str, list[dict]] = defaultdict(list)
+        for item in chosen:
+            if item["label"] == "unsupported":
+                by_type[item["perturbation"]].append(item)
+        neg_total = sum(len(v) for v in by_type.values())
+        neg_hit = sum(verdicts[i["id"]].verdict == "unsupported" for v in by_type.values() for i in v)
+        per_type = {}
+        for kind, group in sorted(by_type.items()):
+            caught = sum(verdicts[i["id"]].verdict == "unsupported" for i in group)
+            reason_ok = sum(bool(EXPECTED[kind] & set(verdicts[i["id"]].reasons)) for i in group)
+            per_type[kind] = {
+                "n": len(group),
+                "caught": round(caught / len(group), 4),
+                "balanced_accuracy": _balanced(sup_hit, len(supported), caught, len(group)),
+                "reason_agreement": round(reason_ok / len(group), 4),
+            }
+        per_notation = Counter(i["notation"] for i in supported)
+        notation_hit = Counter(i["notation"] for i in supported if verdicts[i["id"]].verdict == "supported")
+        per_source = {}
+        for source in ("apba", "legal"):
+            sub = [i for i in chosen if i["source"] == source]
+            pos = [i for i in sub if i["label"] == "supported"]
+            neg = [i for i in sub if i["label"] == "unsupported"]
+            per_source[source] = _balanced(
+                sum(verdicts[i["id"]].verdict == "supported" for i in pos),
+                len(pos),
+                sum(verdicts[i["id"]].verdict == "unsupported" for i in neg),
+                len(neg),
+            )
+        out[split] = {
+            "n": len(chosen),
+            "supported": len(supported),
+            "unsupported": neg_total,
+            "documents": len({i["document"] for i in chosen}),
+            "supported_recall": round(sup_hit / max(1, len(supported)), 4),
+            "unsupported_recall": round(neg_hit / max(1, neg_total), 4),
+            "balanced_accuracy": _balanced(sup_hit, len(supported), neg_hit, neg_total),
+            "per_perturbation": per_type,
+            "per_source": per_source,
+            "supported_recall_per_notation": {
+                k: round(notation_hit[k] / n, 4) for k, n in sorted(per_notation.items())
+            },
+        }
+    return out
+
+
+def evaluate_indonli(root: Path, quick: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for split in ("val",) if quick else ("train", "val"):
+        path = root / "nli_indonli" / f"{split}.jsonl"
+        if not path.exists():
+            continue
+        rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+        rows = [r for r in rows if extract_figures(r["premise"]) or extract_figures(r["hypothesis"])]
+        if quick:
+            rows = rows[:400]
+        result: dict[str, Any] = {"n": len(rows), "labels": dict(Counter(r["label"] for r in rows))}
+        for name, ratio in (("strict", 0.0), ("lenient", LENIENT_RATIO)):
+            hits: Counter[str] = Counter()
+            for row in rows:
+                check = check_claim(
+                    row["hypothesis"], [JudgePassage("P1", row["premise"])], max_unknown_ratio=ratio
+                )
+                gold = "supported" if row["label"] == "e" else "unsupported"
+                hits[row["label"] + ("_ok" if check.verdict == gold else "_bad")] += 1
+            pos = hits["e_ok"] + hits["e_bad"]
+            neg = sum(hits[f"{lab}_{res}"] for lab in "nc" for res in ("ok", "bad"))
+            result[name] = {
+                "max_unknown_ratio": ratio,
+                "balanced_accuracy": _balanced(hits["e_ok"], pos, hits["n_ok"] + hits["c_ok"], neg),
+                "entailment_recall": round(hits["e_ok"] / max(1, pos), 4),
+                "neutral_caught": round(hits["n_ok"] / max(1, hits["n_ok"] + hits["n_bad"]), 4),
+                "contradiction_caught": round(hits["c_ok"] / max(1, hits["c_ok"] + hits["c_bad"]), 4),
+            }
+        out[split] = result
+    return out
+
+
+def _clear_caches() -> None:
+    for cached in (
+        textunits.build_view,
+        numbers.parse_text,
+        rules._claim_parts,
+        rules._identity,
+        rules._cached_source,
+    ):
+        cached.cache_clear()
+
+
+def measure_speed(items: list[dict], runs: int) -> dict[str, Any]:
+    """Pairs per second of CPU time on one core, for passages of 200-400 characters (about 300)."""
+    pairs = [
+        (i["claim"], _passages(i), i["context"])
+        for i in items
+        if 200 <= sum(len(p["text"]) for p in i["passages"]) <= 400
+    ]
+    mean_chars = statistics.mean(sum(len(p.text) for p in passages) for _, passages, _ in pairs)
+    cold, warm = [], []
+    for _ in range(runs):
+        _clear_caches()
+        sample = pairs[:600]
+        elapsed = 0.0
+        for claim, passages, context in sample:
+            _clear_caches()
+            start = time.process_time()
+            check_claim(claim, passages, context=context)
+            elapsed += time.process_time() - start
+        cold.append(len(sample) / elapsed)
+        _clear_caches()
+        seen: set[str] = set()
+        rest = []
+        for claim, passages, context in pairs:  # one claim per passage warms it; the others are timed
+            if passages[0].text in seen:
+                rest.append((claim, passages, context))
+            else:
+                seen.add(passages[0].text)
+                check_claim(claim, passages, context=context)
+        start = time.process_time()
+        for claim, passages, context in rest:
+            check_claim(claim, passages, context=context)
+        warm.append(len(rest) / (time.process_time() - start))
+    return {
+        "passage_chars_mean": round(mean_chars, 1),
+        "pairs_cold": 600,
+        "pairs_warm": len(rest),
+        "cold_pairs_per_s": round(statistics.median(cold)),
+        "warm_pairs_per_s": round(statistics.median(warm)),
+        "runs": runs,
+        "clock": "process CPU time",
+    }
+
+
+def _table(result: dict[str, Any]) -> str:
+    lines = [
+        "| split | n | docs | balanced acc | supported recall | unsupported recall |",
+        "|---|---|---|---|---|---|",
+    ]
+    for split in ("dev", "heldout"):
+        r = result["dev_set"][split]
+        lines.append(
+            f"| {split} | {r['n']} | {r['documents']} | {r['balanced_accuracy']} | {r['supported_recall']} | "
+            f"{r['unsupported_recall']} |"
+        )
+    lines += [
+        "",
+        "| perturbation | dev n | dev caught | dev BA | heldout n | heldout caught | heldout BA | "
+        "reason agreement (dev) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for kind in sorted(result["dev_set"]["dev"]["per_perturbation"]):
+        d = result["dev_set"]["dev"]["per_perturbation"][kind]
+        h = result["dev_set"]["heldout"]["per_perturbation"].get(kind, {})
+        lines.append(
+            f"| {kind} | {d['n']} | {d['caught']} | {d['balanced_accuracy']} | {h.get('n', 0)} | "
+            f"{h.get('caught')} | {h.get('balanced_accuracy')} | {d['reason_agreement']} |"
+        )
+    lines += ["", "| IndoNLI split | n | strict BA | strict e-recall | lenient BA |", "|---|---|---|---|---|"]
+    for split, r in result["indonli"].items():
+        lines.append(
+            f"| {split} | {r['n']} | {r['strict']['balanced_accuracy']} | "
+            f"{r['strict']['entailment_recall']} | "
+            f"{r['lenient']['balanced_accuracy']} |"
+        )
+    s = result["speed"]
+    lines += [
+        "",
+        f"speed (one core, passages ~{s['passage_chars_mean']} chars): cold {s['cold_pairs_per_s']} pairs/s, "
+        f"warm passage {s['warm_pairs_per_s']} pairs/s",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small dev set, IndoNLI val only (< 60 s)")
+    args = parser.parse_args()
+    root = data_dir()
+    if not (root / "apba_aceh_2025").exists() or not (root / "indo_legal_corpus").exists():
+        print(f"shared data not found under {root}; nothing to measure", file=sys.stderr)
+        raise SystemExit(2)
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    started = time.time()
+    items = build(root, quick=args.quick)
+    result: dict[str, Any] = {
+        "benchmark": "judge_rules",
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()} {os.cpu_count()} cores, {platform.processor() or 'cpu'}, "
+        f"Python {platform.python_version()}",
+        "command": "python -m benchmarks.judge_rules" + (" --quick" if args.quick else ""),
+        "threads": 1,
+        "quick": args.quick,
+        "dev_set": evaluate_dev(items),
+        "indonli": evaluate_indonli(root, args.quick),
+        "speed": measure_speed(items, runs=1 if args.quick else 3),
+    }
+    result["seconds"] = round(time.time() - started, 1)
+    table = _table(result)
+    print(table)
+    result["table"] = table
+    path = RESULT.with_name("judge_rules_quick.json") if args.quick else RESULT
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    print(f"→ {path.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
