@@ -39,6 +39,7 @@ CORPUS = DATA / "indo_legal_corpus"
 QUESTIONS = ROOT / "benchmarks" / "data" / "legal_questions.jsonl"
 RESULTS = ROOT / "benchmarks" / "results"
 THREADS = 2
+QUICK_MAX_BYTES = 60_000
 
 _QUALIFIERS = re.compile(
     r"^(?:paling\s+(?:sedikit|tinggi|banyak|lambat|rendah)|sekurang-kurangnya|maksimal|minimal|sebesar|\s)+",
@@ -88,14 +89,19 @@ def states_figure(text: str, gold: str) -> bool:
     return False
 
 
-def _select_documents(questions: list[dict[str, Any]], distractors: int) -> list[str]:
+def _select_documents(
+    questions: list[dict[str, Any]], distractors: int, *, smallest: bool = False
+) -> list[str]:
     gold = list(dict.fromkeys(q["gold_path"] for q in questions))
     subset = [
         line.strip()
         for line in (CORPUS / "demo_subset.txt").read_text(encoding="utf-8").splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    extra = [p for p in subset if p not in gold][:distractors]
+    extra = [p for p in subset if p not in gold and (CORPUS / p).is_file()]
+    if smallest:
+        extra.sort(key=lambda p: (CORPUS / p).stat().st_size)
+    extra = extra[:distractors]
     return [p for p in gold + extra if (CORPUS / p).is_file()]
 
 
@@ -142,6 +148,7 @@ def evaluate(agent: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]
                 "refusal": outcome.refusal,
                 "error": outcome.error,
                 "passages": len(outcome.passages),
+                "facts": len(facts),
                 "gold_shown": bool(gold_keys),
                 "cites_gold": any(set(s.cites) & gold_keys for s in facts),
                 "states_figure": bool(stating) if figure else None,
@@ -172,6 +179,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             k: _rate(rows, k)
             for k in ("gold_shown", "cites_gold", "states_figure", "figure_cited_gold", "not_found")
         },
+        "facts_per_answer": round(statistics.mean(r["facts"] for r in rows), 2) if rows else None,
         "refusals": sum(r["refusal"] is not None for r in rows),
         "errors": sum(r["error"] is not None for r in rows),
         "latency_ms_p50": round(statistics.median(latencies), 1) if latencies else None,
@@ -186,7 +194,9 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         f"{result['date']} · {result['machine']} · `{result['command']}` · {result['threads']} threads · "
         f"{result['runs']} run · index: {result['index']['documents']} documents, "
-        f"{result['index']['chunks']} chunks (built in {result['index']['ingest_s']} s)",
+        f"{result['index']['chunks']} chunks ("
+        + ("reused; " if result["index"]["reused"] else "")
+        + f"ingest {result['index']['ingest_s']} s)",
         "",
         "| metric | hits | of | rate |",
         "| --- | --- | --- | --- |",
@@ -202,8 +212,8 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(f"| {label} | {m['hits']} | {m['total']} | {m['rate']}% |")
     lines += [
         "",
-        f"Refusals {s['refusals']}, errors {s['errors']}, latency p50 {s['latency_ms_p50']} ms "
-        f"(max {s['latency_ms_max']} ms).",
+        f"Fact segments per answer {s['facts_per_answer']} (mean). Refusals {s['refusals']}, errors "
+        f"{s['errors']}, agent latency p50 {s['latency_ms_p50']} ms (max {s['latency_ms_max']} ms).",
         "",
         "| id | tool | gold shown | cites gold | figure | figure cited gold |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -219,7 +229,9 @@ def markdown(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10 questions, 10 distractors (< 60 s)")
+    parser.add_argument(
+        "--quick", action="store_true", help="questions on the small documents, 5 distractors"
+    )
     parser.add_argument("--distractors", type=int, default=50)
     parser.add_argument("--index", type=Path, default=None, help="reuse or keep the index in this folder")
     args = parser.parse_args(argv)
@@ -241,11 +253,13 @@ def main(argv: list[str] | None = None) -> int:
         json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()
     ]
     if args.quick:
-        questions, args.distractors = questions[:10], min(args.distractors, 10)
-    documents = _select_documents(questions, args.distractors)
+        questions = [q for q in questions if (CORPUS / q["gold_path"]).stat().st_size <= QUICK_MAX_BYTES]
+        args.distractors = min(args.distractors, 5)
+    documents = _select_documents(questions, args.distractors, smallest=args.quick)
     encoder = SentenceTransformerEncoder(max_seq_length=128, num_threads=THREADS)
     with tempfile.TemporaryDirectory(prefix="agent-quality-") as tmp:
         index = args.index or Path(tmp) / "index"
+        reused = (index / "manifest.json").is_file()
         started = time.perf_counter()
         report = ingest([_link_tree(documents, Path(tmp))], index, encoder=encoder, progress=False)
         ingest_s = round(time.perf_counter() - started, 1)
@@ -260,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         "threads": THREADS,
         "runs": 1,
         "index": {
+            "reused": reused,
             "documents": len(documents),
             "failed": len(report.failed),
             "chunks": chunks,

@@ -116,7 +116,7 @@ def evaluate_indonli(root: Path, quick: bool) -> dict[str, Any]:
         path = root / "nli_indonli" / f"{split}.jsonl"
         if not path.exists():
             continue
-        rows = [json.loads(line) for line in path.open(encoding="utf-8")]
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         rows = [r for r in rows if extract_figures(r["premise"]) or extract_figures(r["hypothesis"])]
         if quick:
             rows = rows[:400]

@@ -82,6 +82,13 @@ def has_index(index_dir: Path) -> bool:
     return (index_dir / MANIFEST).is_file()
 
 
+def index_summary(index_dir: Path) -> dict[str, Any]:
+    from retrieval.store import MANIFEST
+
+    manifest = json.loads((index_dir / MANIFEST).read_text(encoding="utf-8"))
+    return {k: manifest.get(k) for k in ("created_at", "documents", "chunks", "dense_index", "encoder")}
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -120,7 +127,7 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
         return "-" if x is None else f"{x:.0f}"
 
     head = (f"{'route':<17} {'clients':>7} {'sent':>5} {'fail':>5} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} "
-            f"{'req/s':>7} {'1st-delta p50/p95':>18}  verification full/partial/none  errors")
+            f"{'req/s':>7} {'1st-delta p50/p95':>18}  full/partial/none  fallback  errors")
     lines = [head]
     for r in rows:
         mix = "/".join(str(r["verification"].get(k, 0)) for k in ("full", "partial", "none"))
@@ -130,7 +137,7 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
             errs += " (a stream without exactly one terminal frame)"
         lines.append(f"{r['route']:<17} {r['extra']['clients']:>7} {r['sent']:>5} {r['failed']:>5} "
                      f"{v(r['p50_latency_ms']):>7} {v(r['p95_latency_ms']):>7} {v(r['p99_latency_ms']):>7} "
-                     f"{r['throughput_rps']:>7.2f} {delta:>18}  {mix:<31}  {errs}")
+                     f"{r['throughput_rps']:>7.2f} {delta:>18}  {mix:<17}  {r['fallback_used']:>8}  {errs}")
     return "\n".join(lines)
 
 
@@ -155,11 +162,11 @@ def prepare_index(cfg_for_ingest: Any, subset: str, index_arg: str | None) -> tu
         index_dir = Path(index_arg).resolve()
         if not has_index(index_dir):
             raise SystemExit(f"query_v2: no index at {index_dir} (no manifest.json)")
-        return index_dir, {"index": str(index_dir), "built": False}
+        return index_dir, {"index": str(index_dir), "built": False, **index_summary(index_dir)}
     index_dir = REPO / ".aceh" / f"bench-index-{subset}"
     info: dict[str, Any] = {"index": str(index_dir.relative_to(REPO)), "built": False}
     if has_index(index_dir):
-        return index_dir, info
+        return index_dir, {**info, **index_summary(index_dir)}
     if not CORPUS.is_dir():
         raise SystemExit(f"query_v2: the corpus is not at {CORPUS} (set ACEH_SHARED_DATA)")
     rels = subset_files(CORPUS, subset)
@@ -170,8 +177,8 @@ def prepare_index(cfg_for_ingest: Any, subset: str, index_arg: str | None) -> tu
     print(report.summary(), file=sys.stderr)
     if not has_index(index_dir):
         raise SystemExit("query_v2: ingest wrote no index")
-    info.update(built=True, ingest_s=round(time.perf_counter() - started, 1), documents=len(rels),
-                failed=len(report.failed), chunks=report.chunks)
+    info.update(built=True, ingest_s=round(time.perf_counter() - started, 1), failed=len(report.failed),
+                **index_summary(index_dir))
     return index_dir, info
 
 
@@ -218,9 +225,11 @@ def main(argv: list[str] | None = None) -> int:
             start_serve(cfg)
             wait_healthy(base)
             startup_s = round(time.perf_counter() - started, 1)
+            load_before = [round(x, 2) for x in os.getloadavg()]
             print(f"query_v2: graph up in {startup_s} s at {base}", file=sys.stderr, flush=True)
             rows = asyncio.run(measure(base, questions, levels, args.requests))
             ray_cpus = ray.cluster_resources().get("CPU")
+            load_after = [round(x, 2) for x in os.getloadavg()]
         finally:
             try:
                 serve.shutdown()
@@ -237,7 +246,9 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "query_v2", "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": "python -m benchmarks.query_v2 " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": {**machine_info(), "ray_cpus": ray_cpus,
-                    "encoder_threads": cfg.retrieval.encoder.threads or "library default"},
+                    "encoder_threads": cfg.retrieval.encoder.threads or "library default",
+                    # other work on the machine skews the figures: 1/5/15-minute load averages
+                    "loadavg_before": load_before, "loadavg_after": load_after},
         "engines": "embedded (CPU): extractive writer, rule judge, framing rules, pattern guard",
         "corpus": f"indo_legal_corpus ({args.subset})", "index": index_info, "graph_startup_s": startup_s,
         "questions": str(QUESTIONS.relative_to(REPO)), "mode": "closed loop", "levels": levels,

@@ -119,8 +119,8 @@ def _tune(retriever: Retriever, questions: list[tuple[str, int]]) -> dict[str, A
     queries = [q for q, _ in questions]
     gold = [g for _, g in questions]
     best: tuple[float, int, float] = (-1.0, 60, 1.0)
-    for k in (10, 30, 60, 100):
-        for w in (0.3, 0.5, 0.75, 1.0, 1.5):
+    for k in (5, 10, 20, 60):
+        for w in (0.1, 0.2, 0.3, 0.5, 1.0):
             retriever.rrf_k, retriever.weights["dense"] = k, w
             hits = retriever.search_many(queries, top_k=20, rerank=False)
             score = metrics(_passage_ranks(hits), gold)["mrr@10"]
@@ -131,7 +131,7 @@ def _tune(retriever: Retriever, questions: list[tuple[str, int]]) -> dict[str, A
     reranker = retriever.reranker
     assert isinstance(reranker, FeatureReranker)
     feats = [reranker.features(q, hits) for q, hits in zip(queries, candidates)]
-    names = ["figures", "coverage", "proximity", "dense", "bm25", "fused"]
+    names = ["figures", "coverage", "proximity", "phrases", "dense", "bm25", "fused"]
 
     def mrr(weights: dict[str, float]) -> float:
         ranks = []

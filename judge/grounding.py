@@ -93,24 +93,39 @@ def _other_label_keys(view: TextView, figure_index: int) -> frozenset[str]:
     return cached  # type: ignore[return-value]
 
 
-def _distinctive(view: TextView, figure_index: int) -> tuple[tuple[Token, ...], tuple[Token, ...]]:
+Distinct = tuple[tuple[Token, bool], ...]
+
+
+def _distinctive(view: TextView, figure_index: int) -> tuple[Distinct, Distinct]:
     """Words of this figure's label found in no other figure's label: what tells its row or item apart; and
-    those of them that are capitalised words of its name (a table row's cells, the words before a figure)."""
+    those of them that are capitalised words of its name (a table row's cells, the words before a figure).
+    The flag marks a word told apart only by its form: "Perpajakan" beside "Bukan Pajak" shares its stem."""
     memo_key = ("distinct", figure_index)
     cached = view.memo.get(memo_key)
     if cached is None:
         others = _other_label_keys(view, figure_index)
         labels = view.labels.get(figure_index, ())
-        words = [t for start, end in labels for t in content_tokens(view, start, end)]
-        distinct = tuple(
-            t
-            for t in words
-            if t.low not in FRAMING_WORDS and t.low not in MARKER_WORDS and not is_grounded(t, others)
-        )
+        distinct = []
+        for start, end in labels:
+            for token in content_tokens(view, start, end):
+                if token.low in FRAMING_WORDS or token.low in MARKER_WORDS:
+                    continue
+                if not is_grounded(token, others):
+                    distinct.append((token, False))
+                elif token.low not in others and len(token.low) > 3:
+                    distinct.append((token, True))
         name_ranges = labels if figure_index in view.in_table else labels[:1]
-        names = tuple(t for t in distinct if t.capital and any(s <= t.start < e for s, e in name_ranges))
-        cached = view.memo[memo_key] = (distinct, names)
+        names = tuple(
+            (t, by_form)
+            for t, by_form in distinct
+            if t.capital and any(s <= t.start < e for s, e in name_ranges)
+        )
+        cached = view.memo[memo_key] = (tuple(distinct), names)
     return cached  # type: ignore[return-value]
+
+
+def _named(token: Token, by_form: bool, claim_keys: frozenset[str]) -> bool:
+    return token.low in claim_keys if by_form else is_grounded(token, claim_keys)
 
 
 def entity_ok(
@@ -123,9 +138,9 @@ def entity_ok(
 ) -> bool:
     distinctive, names = _distinctive(source.view, figure_index)
     if distinctive and len(source.view.quantities) > 1:
-        if not any(is_grounded(t, claim_keys) for t in distinctive):
+        if not any(_named(t, by_form, claim_keys) for t, by_form in distinctive):
             return False  # the claim names nothing that sets this figure's row or item apart
-        if not all(is_grounded(t, claim_keys) for t in names):
+        if not all(_named(t, by_form, claim_keys) for t, by_form in names):
             # it names the row only in part ("Dinas Dalam Kota" for "Dinas Paket Meeting Dalam Kota")
             return False
     if not claim_fig.required:
@@ -149,12 +164,16 @@ def entity_ok(
 def _local_period_ok(claim_fig: ClaimFigure, source: Source, figure_index: int) -> bool:
     if not claim_fig.periods:
         return True
-    local = [
-        fig.period for fig in source.view.periods_in(source.view.neighbourhood(figure_index)) if fig.period
-    ]
+    # the figure's own regions: a table's other columns or the topic do not date this figure
+    own = source.view.regions.get(figure_index, ())
+    local = [fig.period for fig in source.view.periods_in(own) if fig.period]
     if not local:
         return True
-    return all(any(period_matches(claim, found) for found in local) for claim in claim_fig.periods)
+    undated = all(found.startswith("?") for found in local)  # "triwulan I": the year is stated elsewhere
+    return all(
+        any(period_matches(claim, found) for found in local) or (undated and claim.isdigit())
+        for claim in claim_fig.periods
+    )
 
 
 def ground_figure(

@@ -168,7 +168,7 @@ BILINGUAL: dict[str, tuple[str, ...]] = {
         expenditure expenditures spending expense expenses outlay: belanja
         financing: pembiayaan
         finance financial: keuangan
-        tax taxes: pajak
+        tax taxes: pajak perpajakan
         taxation: perpajakan
         levy: retribusi pungutan
         levies fee fees: retribusi

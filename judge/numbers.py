@@ -4,73 +4,41 @@
 fiscal years, semesters, quarters, months, dates, ranges); numbers introduced by structural words (Pasal,
 Nomor, ayat, …) are references and are never returned (see ``judge.references``).
 
-``figures_equal(claim, source)``: the source value rounded half-up to the claim's last stated digit must equal
-the claim; a claim that is a whole number of its scale word (Rp872 miliar) equals a source it rounds only when
-the claim marks itself approximate ("sekitar", "about").
+``figures_equal(claim, source)`` (defined in judge.figure with ``Figure``, re-exported here): the source value
+rounded half-up to the claim's last stated digit must equal the claim; a claim that is a whole number of its
+scale word (Rp872 miliar) equals a source it rounds only when the claim marks itself approximate.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from functools import lru_cache
 
 from judge.digits import detect_lang, parse_digit_token, repair_ocr
-from judge.lexicon import (
-    APPROX_MARKERS,
-    BOUND_MARKERS,
-    CURRENCY_PREFIX,
-    CURRENCY_SCALE_LETTERS,
-    CURRENCY_SUFFIX,
-    PERCENT_WORDS,
-    PERMILLE_WORDS,
-    SCALE_WORDS,
-    UNITS,
+from judge.figure import (
+    ONE,
+    PERIOD_KINDS,
+    Figure,
+    figures_equal,
+    kind_group,
+    ratios_equal,
+    rounds_to,
+    scale_differs,
+    values_equal,
 )
-from judge.periods import find_periods, period_matches
+from judge.lexicon import CURRENCY_PREFIX
+from judge.periods import find_periods
+from judge.qualifiers import qualifiers, suffix
 from judge.references import Reference, extract_references
 from judge.spelled import find_spelled
 
-PERIOD_KINDS = frozenset({"year", "period", "date"})
-ONE = Decimal(1)
+__all__ = [
+    "ONE", "PERIOD_KINDS", "Figure", "ParsedText", "extract_figures", "extract_references", "figures_equal",
+    "kind_group", "parse_text", "ratios_equal", "rounds_to", "scale_differs", "values_equal",
+]  # fmt: skip
 
-
-@dataclass(frozen=True, slots=True)
-class Figure:
-    """One figure. ``value`` is absolute (scale applied: Rp871,67 miliar → 871670000000); ``quantum`` is the
-    precision stated (10**7 there), ``whole`` says no decimals were stated in front of the scale word."""
-
-    value: Decimal
-    text: str
-    start: int
-    end: int
-    kind: str  # amount | percent | permille | ratio | count | year | period | date
-    unit: str | None = None  # IDR, USD, person, km, ha, … (percent/permille/ratio are kinds, not units)
-    scale_word: str | None = None  # normalised: ribu, juta, miliar, triliun, kuadriliun
-    quantum: Decimal = ONE
-    whole: bool = True
-    approximate: bool = False
-    bound: str | None = None  # min | max | gt | lt ("paling sedikit", "paling banyak", "lebih dari", …)
-    period: str | None = None  # period key for year/period/date kinds (see judge.periods)
-    ratio: tuple[Decimal, Decimal] | None = None  # as written: "1:2" → (1, 2)
-    spelled: bool = False
-    ocr_repaired: bool = False
-
-
-_SCALE_RE = re.compile(
-    r"\s?(kuadriliun|quadrillion|triliun|trilyun|trillion|miliar|milyar|billion|juta|million|ribu|thousand"
-    r"|rb\.?|jt\.?|bn|mn|mio|tn)(?!\w)",
-    re.IGNORECASE,
-)
-_SCALE_LETTER_RE = re.compile(r"\s?([MT])\b(?!\.\w)")
-_SCALE_ATTACHED_RE = re.compile(r"([kb])\b")
-_UNIT_ALTS = "|".join(
-    re.escape(u)
-    for u in sorted([*UNITS, *CURRENCY_SUFFIX, *PERCENT_WORDS, *PERMILLE_WORDS], key=len, reverse=True)
-)
-_UNIT_RE = re.compile(rf"\s*({_UNIT_ALTS})(?![\w²])", re.IGNORECASE)
-_PER_RE = re.compile(rf"\s*(?:per|/)\s*({_UNIT_ALTS}|kapita|capita)(?![\w²])", re.IGNORECASE)
 _CURRENCY_BEFORE_RE = re.compile(r"(Rp\.?|IDR|US\$|USD|\$)\s*$", re.IGNORECASE)
 _NUMBER_RE = re.compile(r"(?<![\d.,/])\d+(?:[.,]\d+)*")
 _RATIO_RE = re.compile(
@@ -84,146 +52,6 @@ _TWIN_GAP_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
 # "15 (lima belas) tahun": the unit comes after the spelled twin in parentheses.
 _SPELLED_TWIN_RE = re.compile(r"\s*\(\s*[A-Za-z][A-Za-z\s-]{2,300}\)")
 _YEAR_MIN, _YEAR_MAX = 1800, 2099
-
-
-def _unit_of(word: str) -> tuple[str, str | None]:
-    """(kind, unit) for a unit word written after a number."""
-    low = re.sub(r"\s+", " ", word.lower())
-    if low in PERCENT_WORDS:
-        return "percent", None
-    if low in PERMILLE_WORDS:
-        return "permille", None
-    if low in CURRENCY_SUFFIX:
-        return "amount", CURRENCY_SUFFIX[low]
-    return "count", UNITS.get(low)
-
-
-_FILLERS = frozenset(
-    {
-        "sebesar",
-        "senilai",
-        "sebanyak",
-        "sejumlah",
-        "of",
-        "at",
-        "hingga",
-        "mencapai",
-        "dalam",
-        "jangka",
-        "waktu",
-        "selama",
-        "within",
-        "for",
-    }
-)
-# Phrases indexed by their last word, longest first: only a handful are tried per number.
-_APPROX_PHRASES: dict[str, list[tuple[str, ...]]] = {}
-for _phrase in sorted((tuple(m.split()) for m in APPROX_MARKERS), key=len, reverse=True):
-    _APPROX_PHRASES.setdefault(_phrase[-1], []).append(_phrase)
-_BOUND_PHRASES: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-for _phrase, _value in sorted(
-    ((tuple(m.split()), v) for m, v in BOUND_MARKERS.items()), key=lambda p: -len(p[0])
-):
-    _BOUND_PHRASES.setdefault(_phrase[-1], []).append((_phrase, _value))
-_NEGATING = frozenset({"tidak", "tak", "not", "no"})
-_PUNCT = ",;:()\"'“”"
-
-
-def _ends_with(words: list[str], end: int, phrase: tuple[str, ...]) -> bool:
-    size = len(phrase)
-    return end >= size and tuple(words[end - size : end]) == phrase
-
-
-def _skip_fillers(words: list[str], end: int) -> int:
-    while end > 0 and words[end - 1] in _FILLERS:
-        end -= 1
-    return end
-
-
-def _qualifiers(text: str, start: int) -> tuple[bool, str | None]:
-    """Approximation ("sekitar", "about", "±") and bound ("paling sedikit", "lebih dari") markers written just
-    before ``start``; one plain word may stand between a bound and its number ("sekurang-kurangnya berumur
-    18 tahun"); a negated bound flips ("tidak melebihi 130%" is at most 130%)."""
-    window_start = max(0, start - 64)
-    raw = text[window_start:start].lower()
-    if raw.endswith(("±", "~")):
-        raw = raw[:-1] + " ±"
-    words = [w.strip(_PUNCT) for w in raw.split()]
-    if window_start and words:
-        words = words[1:]  # the window may cut the first word
-    approximate = False
-    bound = None
-    end = len(words)
-    for _ in range(2):
-        end = _skip_fillers(words, end)
-        last = words[end - 1] if end else ""
-        if not approximate and (
-            phrase := next((p for p in _APPROX_PHRASES.get(last, ()) if _ends_with(words, end, p)), None)
-        ):
-            approximate = True
-            end -= len(phrase)
-            continue
-        if bound is None:
-            found = None
-            for stop in (
-                end,
-                _skip_fillers(words, end - 1)
-                if end
-                and words[end - 1].isalpha()
-                and len(words[end - 1]) >= 3
-                and words[end - 1] not in _NEGATING
-                else -1,
-            ):
-                candidates = _BOUND_PHRASES.get(words[stop - 1], ()) if stop > 0 else ()
-                found = next(((p, v) for p, v in candidates if _ends_with(words, stop, p)), None)
-                if found:
-                    end = stop - len(found[0])
-                    break
-            if found:
-                bound = found[1]
-                if end and words[end - 1] in _NEGATING:
-                    bound = {"gt": "max", "lt": "min"}.get(bound, bound)
-                    end -= 1
-                continue
-        break
-    return approximate, bound
-
-
-def _suffix(text: str, pos: int, *, currency: bool) -> tuple[str | None, Decimal, str, str | None, int]:
-    """Read scale word, unit word and "per X" after a number: (scale, multiplier, kind, unit, end)."""
-    scale = None
-    multiplier = ONE
-    match = _SCALE_RE.match(text, pos)
-    letter = None if match else _SCALE_LETTER_RE.match(text, pos) if currency else None
-    attached = None if match or letter else _SCALE_ATTACHED_RE.match(text, pos)
-    if match:
-        scale, multiplier = SCALE_WORDS[match.group(1).lower().rstrip(".")]
-        pos = match.end()
-    elif letter:
-        scale = CURRENCY_SCALE_LETTERS[letter.group(1)]
-        multiplier = SCALE_WORDS[scale][1]
-        pos = letter.end()
-    elif attached:
-        scale, multiplier = SCALE_WORDS[attached.group(1)]
-        pos = attached.end()
-    kind, unit = "count", None
-    unit_match = _UNIT_RE.match(text, pos)
-    if (
-        unit_match
-        and unit_match.group(1).lower() in ("idr", "usd")
-        and re.match(r"\s*\d", text[unit_match.end() :])
-    ):
-        unit_match = None  # "2015 IDR 33.41 billion": the code opens the next amount
-    if unit_match and not (unit_match.group(1) == "m" and scale):
-        kind, unit = _unit_of(unit_match.group(1))
-        pos = unit_match.end()
-        per = _PER_RE.match(text, pos)
-        if per:
-            per_word = per.group(1).lower()
-            per_unit = "person" if per_word in ("kapita", "capita") else UNITS.get(per_word, per_word)
-            unit = f"{unit or kind}/{per_unit}"
-            pos = per.end()
-    return scale, multiplier, kind, unit, pos
 
 
 def _overlaps(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
@@ -246,24 +74,15 @@ def _digit_figures(
             continue  # "A4", "H2O", "COVID19": part of a code
         if start > 1 and text[start - 1] == "-" and text[start - 2].isalpha():
             continue  # "COVID-19", "ke-2"
-        if end < len(text) and text[end].isalpha():
-            tail = re.match(r"[A-Za-z²]+", text[end:])
-            word = tail.group().lower() if tail else ""
-            if (
-                word not in SCALE_WORDS
-                and word not in UNITS
-                and word not in CURRENCY_SCALE_LETTERS.keys() | {"m", "t"}
-            ):
-                continue  # "3D", "2nd", "4G"
-        scale, multiplier, kind, unit, suffix_end = _suffix(text, end, currency=currency is not None)
+        scale, multiplier, kind, unit, suffix_end = suffix(text, end, currency=currency)
+        if end < len(text) and text[end].isalpha() and suffix_end == end:
+            continue  # "3D", "2nd", "4G", OCR debris such as "20t4" or "1B.000": left unparsed
         if kind == "count" and unit is None and scale is None:
             twin = _SPELLED_TWIN_RE.match(text, end)
             if twin:
-                _, _, twin_kind, twin_unit, twin_end = _suffix(text, twin.end(), currency=False)
+                _, _, twin_kind, twin_unit, twin_end = suffix(text, twin.end())
                 if twin_unit or twin_kind != "count":
                     kind, unit = twin_kind, twin_unit
-        if currency:
-            kind, unit = "amount", currency if unit in (None, currency) else unit
         parsed = parse_digit_token(
             match.group(),
             lang=lang,
@@ -275,7 +94,7 @@ def _digit_figures(
             continue
         mantissa, decimals = parsed
         fig_start = currency_match.start() + max(0, start - 6) if currency_match else start
-        approximate, bound = _qualifiers(text, fig_start)
+        approximate, bound = qualifiers(text, fig_start)
         plain = match.group().isdigit()
         if (
             kind == "count"
@@ -327,7 +146,7 @@ def _spelled_figures(text: str, blocked: list[tuple[int, int]]) -> list[Figure]:
             text, max(0, number.start - 30), number.start
         ):
             continue  # "Kendaraan Bermotor Beroda Dua", "Perang Dunia Kedua": part of a name
-        scale, multiplier, kind, unit, end = _suffix(text, number.end, currency=False)
+        scale, multiplier, kind, unit, end = suffix(text, number.end)
         if scale:  # "dua puluh juta" is read whole by the spelled parser; a trailing digit-scale is not ours
             continue
         currency_match = _CURRENCY_BEFORE_RE.search(text[max(0, number.start - 6) : number.start])
@@ -335,7 +154,7 @@ def _spelled_figures(text: str, blocked: list[tuple[int, int]]) -> list[Figure]:
         if currency_match:
             kind, unit = "amount", CURRENCY_PREFIX[currency_match.group(1).lower()]
             start = max(0, number.start - 6) + currency_match.start()
-        approximate, bound = _qualifiers(text, start)
+        approximate, bound = qualifiers(text, start)
         figures.append(
             Figure(
                 value=number.value,
@@ -367,7 +186,7 @@ def _ratio_figures(text: str, lang: str, blocked: list[tuple[int, int]]) -> list
         second = parse_digit_token(right, lang=lang)
         if first is None or second is None or second[0] == 0:
             continue
-        approximate, bound = _qualifiers(text, match.start())
+        approximate, bound = qualifiers(text, match.start())
         figures.append(
             Figure(
                 first[0] / second[0],
@@ -462,77 +281,3 @@ def parse_text(text: str, lang: str | None = None) -> ParsedText:
 def extract_figures(text: str, *, lang: str | None = None) -> list[Figure]:
     """Every figure in ``text`` (quantities and periods; never references), in order of appearance."""
     return list(parse_text(text, lang).figures)
-
-
-def kind_group(figure: Figure) -> str:
-    if figure.kind in PERIOD_KINDS:
-        return "period"
-    if figure.kind in ("amount", "count"):
-        return "quantity"
-    return figure.kind
-
-
-def _equal_at(
-    claim_value: Decimal,
-    quantum: Decimal,
-    whole: bool,
-    approximate: bool,
-    source_value: Decimal,
-    source_quantum: Decimal,
-) -> bool:
-    if claim_value == source_value:
-        return True
-    if source_quantum > quantum or abs(source_value - claim_value) > quantum:
-        return False  # the claim states digits the source lacks, or no rounding bridges the gap
-    rounded = (source_value / quantum).quantize(ONE, rounding=ROUND_HALF_UP) * quantum
-    return rounded == claim_value and (approximate or not whole)
-
-
-def values_equal(claim: Figure, source: Figure) -> bool:
-    """Value equality at the claim's precision (units and kinds are not looked at)."""
-    if source.approximate and not claim.approximate:
-        return False  # the claim drops the source's "sekitar"
-    return _equal_at(claim.value, claim.quantum, claim.whole, claim.approximate, source.value, source.quantum)
-
-
-def rounds_to(claim: Figure, source: Figure) -> bool:
-    """Equal if only the claim said "sekitar": a rounding the claim does not admit to."""
-    return _equal_at(claim.value, claim.quantum, claim.whole, True, source.value, source.quantum)
-
-
-def ratios_equal(claim: Figure, source: Figure) -> bool:
-    """Ratios are equal only in the written orientation (1:2 is 2:4, never 2:1)."""
-    if claim.ratio is None or source.ratio is None:
-        return False
-    return claim.ratio[0] * source.ratio[1] == claim.ratio[1] * source.ratio[0]
-
-
-def figures_equal(claim: Figure, source: Figure) -> bool:
-    """Does ``source`` state the same figure as ``claim`` (same kind, compatible unit, equal at the claim's
-    precision, same written ratio orientation, same bound)?"""
-    if kind_group(claim) != kind_group(source):
-        return False
-    if claim.kind in PERIOD_KINDS:
-        return period_matches(claim.period or "", source.period or "")
-    if claim.bound != source.bound:
-        return False
-    if claim.kind == "ratio":
-        return ratios_equal(claim, source)
-    if claim.unit and source.unit and claim.unit != source.unit:
-        return False
-    return values_equal(claim, source)
-
-
-_SHIFTS = tuple((Decimal(10) ** exponent) for exponent in (-15, -12, -9, -6, -3, 3, 6, 9, 12, 15))
-
-
-def scale_differs(claim: Figure, source: Figure) -> bool:
-    """The same digits at another magnitude (miliar written for juta): a scale mismatch, not a typo."""
-    if kind_group(claim) != "quantity" or kind_group(source) != "quantity" or claim.value == 0:
-        return False
-    for factor in _SHIFTS:
-        if _equal_at(
-            claim.value * factor, claim.quantum * factor, claim.whole, True, source.value, source.quantum
-        ):
-            return True
-    return False

@@ -279,6 +279,9 @@ def hard_contradiction(claim: str, passages: Sequence[JudgePassage], context: st
     """The reason codes by which the passages contradict the claim outright (a figure, scale, unit, period,
     polarity or reference read as a quantity); empty when there is none. The LLM judge may use these to
     veto its own "supported" verdict."""
+    parts = _claim_parts(claim, context)
+    if not parts.figures and not parts.periods:
+        return ()  # no figure to contradict: wording and negation are the LLM judge's call
     return tuple(r for r in check_claim(claim, passages, context=context).reasons if r in HARD_REASONS)
 
 

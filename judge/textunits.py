@@ -1,13 +1,11 @@
-"""Words, stem keys, sentences, table cells, and each figure's neighbourhood in a text.
+"""Words, stem keys and sentences of a text, gathered in a cached ``TextView`` with each figure's regions.
 
 A word's keys are its lower-case form and its Indonesian stem, plus the stems of its translations when it is
 an English government term (judge.lexicon.BILINGUAL). PyStemmer's Indonesian algorithm strips "peN-"/"meN-"
 without restoring the assimilated consonant ("penerimaan" → "erima", "diterima" → "terima"), so a stem that
 starts with a vowel also gets the candidates "t…", "k…", "p…", "r…", "s…".
 
-A figure's neighbourhood is where its entity is written: in a table row, the row's other cells and the column
-header; in prose, the words since the previous figure (its label), the sentence's lead-in (up to ":" or
-"terdiri atas"), and the words after it when they start with a linking word ("untuk", "bagi", "for").
+Where each figure's entity is written (its neighbourhood and label) is worked out in judge.regions.
 """
 
 from __future__ import annotations
@@ -30,6 +28,7 @@ from judge.lexicon import (
 )
 from judge.numbers import PERIOD_KINDS, Figure, ParsedText, parse_text
 from judge.references import Reference
+from judge.regions import figure_regions
 from judge.spelled import VOCAB as NUMBER_WORDS
 
 _WORD_RE = re.compile(r"[A-Za-zÀ-ÿ]+(?:['’-][A-Za-zÀ-ÿ]+)*")
@@ -56,30 +55,6 @@ NON_CONTENT = frozenset(
         "tahun",
     }
 )
-_LEAD_IN_RE = re.compile(
-    r":|\b(?:terdiri\s+(?:atas|dari)|meliputi|mencakup|sebagai\s+berikut|consists?\s+of"
-    r"|comprising|as\s+follows)\b",
-    re.IGNORECASE,
-)
-_LINK_RE = re.compile(
-    r"\s*(?:\)\s*)?(?:untuk|bagi|kepada|pada|dari|yang|sebagai|di|for|to|of|in|on|by)\b", re.IGNORECASE
-)
-# A sentence-initial scope ("Pada Dinas Pendidikan, …"), read as the topic of every figure after it.
-_SCOPE_RE = re.compile(
-    r"\s*(?:\(\d+\)\s*)?(?:pada|untuk|di|dalam|menurut|berdasarkan|sesuai|in|for|at|under)\b"
-    r"[^,.;:\n]{0,80},",
-    re.IGNORECASE,
-)
-_TOPIC_REACH = 200
-# Where a list's next item starts: the words after the last figure of a sentence stop there.
-_ITEM_BREAK_RE = re.compile(r"[;:]|\s[-–•]\s|\s[a-z]\.\s|\s\(\d{1,2}\)\s|\s\d{1,2}\.\s")
-# The words right after a count name what is counted ("37 obyek wisata", "8% wilayah Indonesia").
-_HEAD_RE = re.compile(
-    r"\s*((?:(?!(?:dan|atau|serta|yang|dengan|untuk|bagi|pada|dari|di|ke|dalam|sebagai|and|or|"
-    r"which|that|with|for|of|in|to)\b)[A-Za-z][\w-]*\s*){1,4})",
-    re.IGNORECASE,
-)
-_CLAUSE_END_RE = re.compile(r"[,;.](?:\s|$)|\s(?:dan|serta|and)\s")
 _ABBREVIATIONS = frozenset(
     {
         "rp",
@@ -117,9 +92,6 @@ _ABBREVIATIONS = frozenset(
     }
 )
 _BOUNDARY_RE = re.compile(r"[.!?](?=\s+[\"“(A-Z0-9])|\n+")
-_TABLE_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}")
-# Between a figure and its spelled twin: "(", after OCR leftovers of the cents (", 00", ",-").
-TWIN_GAP_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
 
 
 def _stem_keys(low: str, english: bool) -> set[str]:
@@ -180,6 +152,7 @@ class TextView:
     in_table: frozenset[int] = frozenset()  # figures read from a table row
     _key_cache: dict[tuple[tuple[int, int], ...], frozenset[str]] = field(default_factory=dict)
     memo: dict[tuple[str, int], object] = field(default_factory=dict)  # per-figure results of callers
+    content_flags: tuple[bool, ...] | None = None  # which tokens are content words (set on first use)
 
     @property
     def text(self) -> str:
@@ -229,13 +202,7 @@ def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tu
         word = match.group()
         low = word.lower()
         parts = low.split("-")
-        if (
-            len(parts) == 2
-            and parts[0]
-            and parts[1]
-            and parts[0] not in parts[1]
-            and parts[1] not in parts[0]
-        ):
+        if len(parts) >= 2 and all(parts) and parts[0] not in parts[1] and parts[1] not in parts[0]:
             # "Fisik-TPG", "Kantor-Alat" are two words; "undang-undang", "sebesar-besarnya" are one
             start = match.start()
             for part, raw in zip(parts, word.split("-"), strict=True):
@@ -276,144 +243,6 @@ def _sentences(text: str) -> tuple[tuple[int, int], ...]:
     return tuple(spans) or ((0, 0),)
 
 
-def _table_cells(line_start: int, line: str) -> list[tuple[int, int]]:
-    cells = []
-    offset = 0
-    for part in line.split("|"):
-        stripped = part.strip()
-        if stripped:
-            begin = line.index(stripped, offset)
-            cells.append((line_start + begin, line_start + begin + len(stripped)))
-        offset += len(part) + 1
-    return cells
-
-
-def _table_regions(
-    text: str,
-    figures: tuple[Figure, ...],
-    regions: dict[int, tuple[tuple[int, int], ...]],
-    labels: dict[int, tuple[tuple[int, int], ...]],
-) -> set[int]:
-    """Neighbourhoods of figures inside Markdown-style table rows; returns the figure indexes handled."""
-    handled: set[int] = set()
-    if "|" not in text:
-        return handled
-    header: list[tuple[int, int]] | None = None
-    lead_in: tuple[int, int] | None = None
-    position = 0
-    previous_line: tuple[int, int] | None = None
-    for line in text.split("\n"):
-        line_start, position = position, position + len(line) + 1
-        if line.count("|") < 2:
-            header = None
-            if line.strip():
-                previous_line = (line_start, line_start + len(line))
-            continue
-        if _TABLE_SEPARATOR_RE.match(line):
-            continue
-        cells = _table_cells(line_start, line)
-        if header is None:
-            header, lead_in = cells, previous_line
-            continue
-        figure_cells = {}
-        for index, fig in enumerate(figures):
-            if line_start <= fig.start < line_start + len(line) and fig.kind not in PERIOD_KINDS:
-                column = next((c for c, (s, e) in enumerate(cells) if s <= fig.start < e), None)
-                if column is not None:
-                    figure_cells[index] = column
-        used_columns = set(figure_cells.values())
-        row_labels = tuple(cell for c, cell in enumerate(cells) if c not in used_columns)
-        for index, column in figure_cells.items():
-            extra = (header[column],) if column < len(header) else ()
-            regions[index] = row_labels + extra + ((lead_in,) if lead_in else ())
-            labels[index] = row_labels
-            handled.add(index)
-    return handled
-
-
-def _twins(text: str, figures: tuple[Figure, ...]) -> dict[int, int]:
-    """Spelled twins in parentheses right after a digit figure: twin index → digit figure index."""
-    twins = {}
-    for index in range(1, len(figures)):
-        fig, before = figures[index], figures[index - 1]
-        if fig.spelled and not before.spelled and TWIN_GAP_RE.fullmatch(text[before.end : fig.start]):
-            twins[index] = index - 1
-    return twins
-
-
-def _prose_regions(
-    view_text: str,
-    figures: tuple[Figure, ...],
-    quantities: tuple[int, ...],
-    sentences: tuple[tuple[int, int], ...],
-    handled: set[int],
-    twins: dict[int, int],
-    regions: dict[int, tuple[tuple[int, int], ...]],
-    labels: dict[int, tuple[tuple[int, int], ...]],
-) -> None:
-    sentence_starts = [s for s, _ in sentences]
-    twin_of_digit = {digit: twin for twin, digit in twins.items()}
-    ordered = [i for i in quantities if i not in handled and i not in twins]
-    sentence_of = {
-        i: sentences[max(bisect.bisect_right(sentence_starts, figures[i].start) - 1, 0)] for i in ordered
-    }
-    last_in_sentence = {sentence_of[i][0]: i for i in ordered}
-    previous_end: dict[int, int] = {}
-    for index in ordered:
-        fig = figures[index]
-        sentence = sentence_of[index]
-        end = figures[twin_of_digit[index]].end if index in twin_of_digit else fig.end
-        label_start = previous_end.get(sentence[0], sentence[0])
-        if label_start == sentence[0]:
-            scope = _SCOPE_RE.match(view_text, label_start)
-            if scope and scope.end() <= fig.start:
-                label_start = scope.end()  # "Pada Dinas X," is the topic, not this figure's label
-        ranges = [(label_start, fig.start)]
-        own = [(label_start, fig.start)]
-        lead = _LEAD_IN_RE.search(view_text, sentence[0], fig.start)
-        if lead and lead.start() < label_start:
-            ranges.append((sentence[0], lead.end()))
-        if _LINK_RE.match(view_text, end):
-            clause_end = _CLAUSE_END_RE.search(view_text, end, sentence[1])
-            own.append((end, clause_end.start() if clause_end else sentence[1]))
-        elif fig.kind in ("count", "percent", "permille") and (
-            head := _HEAD_RE.match(view_text, end, sentence[1])
-        ):
-            own.append((end, head.end(1)))
-        if last_in_sentence[sentence[0]] == index:
-            item_break = _ITEM_BREAK_RE.search(view_text, end, sentence[1])
-            ranges.append((end, item_break.start() if item_break else max(end, sentence[1])))
-        elif len(own) > 1:
-            ranges.append(own[1])
-        regions[index] = tuple(ranges)
-        labels[index] = tuple(own)
-        if index in twin_of_digit:
-            regions[twin_of_digit[index]] = regions[index]
-            labels[twin_of_digit[index]] = labels[index]
-        previous_end[sentence[0]] = end
-
-
-def _topic(
-    text: str,
-    figures: tuple[Figure, ...],
-    quantities: tuple[int, ...],
-    sentences: tuple[tuple[int, int], ...],
-) -> tuple[tuple[int, int], ...]:
-    """What the passage is about before its first figure: the text just before the sentence holding the
-    first figure (a heading, a caption, the previous sentence) and that sentence's opening scope phrase."""
-    if not quantities:
-        return ()
-    first = figures[quantities[0]].start
-    start = next((s for s, e in sentences if s <= first < max(e, s + 1)), 0)
-    ranges = []
-    if start > 0:
-        ranges.append((max(0, start - _TOPIC_REACH), start))
-    scope = _SCOPE_RE.match(text, start)
-    if scope and scope.end() <= first:
-        ranges.append((start, scope.end()))
-    return tuple(ranges)
-
-
 @lru_cache(maxsize=4096)
 def build_view(text: str, lang: str | None = None) -> TextView:
     """The parsed view of a text; cached, so a passage cited by many claims is parsed once."""
@@ -428,33 +257,25 @@ def build_view(text: str, lang: str | None = None) -> TextView:
             all_keys |= part
     sentences = _sentences(parsed.text)
     quantities = tuple(i for i, fig in enumerate(parsed.figures) if fig.kind not in PERIOD_KINDS)
-    regions: dict[int, tuple[tuple[int, int], ...]] = {}
-    labels: dict[int, tuple[tuple[int, int], ...]] = {}
-    handled = _table_regions(parsed.text, parsed.figures, regions, labels)
-    twins = _twins(parsed.text, parsed.figures)
-    _prose_regions(parsed.text, parsed.figures, quantities, sentences, handled, twins, regions, labels)
-    topic = _topic(parsed.text, parsed.figures, quantities, sentences)
-    for twin, digit in twins.items():
-        if digit in handled:
-            regions[twin] = regions[digit]
-            labels[twin] = labels[digit]
+    found = figure_regions(parsed.text, parsed.figures, quantities, sentences)
+    starts = [t.start for t in tokens]
     return TextView(
         parsed,
         tokens,
-        [t.start for t in tokens],
+        starts,
         frozenset(all_keys),
         sentences,
         quantities,
-        regions,
-        labels,
-        topic,
-        frozenset(handled),
+        found.regions,
+        found.labels,
+        found.topic,
+        found.in_table,
     )
 
 
 def content_tokens(view: TextView, start: int = 0, end: int | None = None) -> list[Token]:
     """Words that carry meaning (not function words, figures, references, markers)."""
-    content = view.memo.get(("content", 0))
+    content = view.content_flags
     if content is None:
         spans = [(f.start, f.end) for f in view.figures] + [(r.start, r.end) for r in view.parsed.references]
         flags = []
@@ -464,7 +285,7 @@ def content_tokens(view: TextView, start: int = 0, end: int | None = None) -> li
                 and len(token.low) >= 2
                 and (token.low[0] == "§" or not any(s <= token.start < e for s, e in spans))
             )
-        content = view.memo[("content", 0)] = tuple(flags)
+        content = view.content_flags = tuple(flags)
     first = bisect.bisect_left(view.starts, start)
     last = len(view.tokens) if end is None else bisect.bisect_left(view.starts, end)
     return [token for token, keep in zip(view.tokens[first:last], content[first:last], strict=True) if keep]

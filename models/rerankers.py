@@ -85,6 +85,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "figures": 0.5,
     "coverage": 1.0,
     "proximity": 0.5,
+    "phrases": 0.0,
     "dense": 1.0,
     "bm25": 0.5,
     "fused": 1.0,
@@ -98,6 +99,7 @@ class FeatureReranker(Reranker):
     * ``figures``: share of the query's numbers (amounts, years, reference numbers) present in the chunk
     * ``coverage``: idf-weighted share of the query's terms present in the chunk (text + context)
     * ``proximity``: matched distinct terms / length of the smallest window holding them all (0 if < 2)
+    * ``phrases``: share of the query's adjacent term pairs that are adjacent in the chunk
     * ``dense``: cosine between query and chunk vectors; ``bm25`` and ``fused``: the first-stage scores,
       divided by their maximum over the candidates."""
 
@@ -146,6 +148,8 @@ class FeatureReranker(Reranker):
         idf = {t: (self._stats.idf(t) if self._stats else 1.0) or 0.1 for t in q_terms}
         total_idf = sum(idf.values()) or 1.0
         numbers = [t for t in q_terms if t[:1].isdigit()]
+        ordered = self._analyze(query)
+        q_pairs = set(zip(ordered, ordered[1:]))
         refs = [r for r in find_references(query) if r.pasal or r.names_document]
         max_bm25 = max((_stage(h, "bm25") for h in hits), default=0.0) or 1.0
         max_fused = max((_stage(h, "fused") for h in hits), default=0.0) or 1.0
@@ -162,6 +166,7 @@ class FeatureReranker(Reranker):
                     "figures": (sum(1 for n in numbers if n in present) / len(numbers)) if numbers else 0.0,
                     "coverage": sum(idf[t] for t in matched) / total_idf,
                     "proximity": _proximity(terms, set(matched)),
+                    "phrases": _phrases(q_pairs, terms),
                     "dense": _stage(hit, "dense"),
                     "bm25": _stage(hit, "bm25") / max_bm25,
                     "fused": _stage(hit, "fused") / max_fused,
@@ -178,6 +183,13 @@ class FeatureReranker(Reranker):
 def _stage(hit: SearchHit, stage: str) -> float:
     value = hit.stages.get(stage, {}).get("score")
     return float(value) if value is not None else 0.0
+
+
+def _phrases(pairs: set[tuple[str, str]], terms: list[str]) -> float:
+    """Share of the query's adjacent term pairs that are adjacent in the chunk too."""
+    if not pairs:
+        return 0.0
+    return len(pairs & set(zip(terms, terms[1:]))) / len(pairs)
 
 
 def _proximity(terms: list[str], wanted: set[str]) -> float:

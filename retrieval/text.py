@@ -38,7 +38,7 @@ _OCR_NUMBER = re.compile(r"^[\dOolIS.,/]*\d[\dOolIS.,/]*$")
 _NUMBER = re.compile(r"^\d[\d.,/]*$")
 _HAS_DIGIT = re.compile(r"\d")
 _OCR_TABLE = str.maketrans({"O": "0", "o": "0", "l": "1", "I": "1", "S": "5"})
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 2
 
 
 class IndonesianAnalyzer:
@@ -48,21 +48,27 @@ class IndonesianAnalyzer:
         self._stemmer = Stemmer.Stemmer("indonesian")
 
     def __call__(self, text: str) -> list[str]:
+        """Terms in text order (the reranker's proximity features rely on the order)."""
         text = _RUPIAH_OCR.sub("rp ", text)
-        words: list[str] = []
-        out: list[str] = []
+        items: list[str | tuple[str, ...]] = []  # a word to stem, or the finished terms of a number
         for raw in _RAW_TOKEN.findall(text):
             if _HAS_DIGIT.search(raw):
-                out.extend(_number_terms(raw))
+                items.append(_number_terms(raw))
             elif "." in raw or "," in raw or "/" in raw:
-                words.extend(part for part in re.split(r"[.,/]", raw.lower()) if len(part) > 1)
+                items.extend(p for p in re.split(r"[.,/]", raw.lower()) if len(p) > 1 and p not in STOPWORDS)
             else:
                 low = raw.lower()
-                if len(low) > 1:
-                    words.append(low)
-        kept = [w for w in words if w not in STOPWORDS]
-        stems = self._stemmer.stemWords(kept)
-        out.extend(stem for stem in stems if stem not in STOPWORDS)
+                if len(low) > 1 and low not in STOPWORDS:
+                    items.append(low)
+        stems = iter(self._stemmer.stemWords([item for item in items if isinstance(item, str)]))
+        out: list[str] = []
+        for item in items:
+            if isinstance(item, str):
+                stem = next(stems)
+                if stem not in STOPWORDS:
+                    out.append(stem)
+            else:
+                out.extend(item)
         return out
 
 

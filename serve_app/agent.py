@@ -123,7 +123,7 @@ class Agent:
             follow_up_reasked=req.follow_up_reasked,
         )
         room = self._passage_room(req, budget)
-        if plan.calls and room <= 0:
+        if room < 0 or (plan.calls and room == 0):  # the prompt and history alone fill the context
             return self._refuse(out, "context_budget_exhausted")
 
         results = await self._run_tools(req, plan, budget, room, on_event, out)

@@ -108,7 +108,23 @@ class JudgePoolDeployment(_Component):
         return await self._judge_batch(self.judge, items)
 
     async def judge_many(self, items: list[Any]) -> list[Any]:
-        return list(await asyncio.gather(*(self.judge_items(item) for item in items)))
+        """One request's items enter the shared batch queue; batches that come back before the request's
+        deadline keep their verdicts, the rest come back ``unverified``/``deadline``."""
+        from judge.batching import unverified
+
+        tasks = [asyncio.ensure_future(self.judge_items(item)) for item in items]
+        deadlines = [item.deadline for item in items if item.deadline is not None]
+        timeout = max(0.0, max(deadlines) - time.time()) if len(deadlines) == len(items) else None
+        done, pending = await asyncio.wait(tasks, timeout=timeout) if tasks else (set(), set())
+        for task in pending:
+            task.cancel()
+        results = []
+        for item, task in zip(items, tasks, strict=True):
+            if task in done and task.exception() is None:
+                results.append(task.result())
+            else:
+                results.append(unverified(item, "deadline" if task in pending else "judge_unavailable"))
+        return results
 
 
 @serve.deployment(name="Annotator")
@@ -118,7 +134,9 @@ class AnnotatorDeployment(_Component):
     def __init__(self, config: dict[str, Any], judge_pool: Any) -> None:
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
-        self.annotator = factory.build_annotator(cfg, judge_fn=HandleProxy(judge_pool).judge_many)
+        # One JudgePool call per pass: the pool batches across requests and keeps the verdicts of batches
+        # that return before the deadline, so the per-item split (for the in-process collector) is not needed.
+        self.annotator = factory.build_annotator(cfg, judge_fn=HandleProxy(judge_pool).judge_many, split_items=False)
 
     async def annotate(self, **kwargs: Any) -> Any:
         annotation = await self._timed("annotate", self.annotator.annotate(**kwargs))
@@ -166,13 +184,13 @@ class GuardDeployment(_Component):
         self.guard = factory.build_guard(cfg, store=factory.build_store(cfg))
 
     async def admit(self, headers: dict[str, str]) -> Any:
-        return await self.guard.admit(headers)
+        return await self._timed("admit", self.guard.admit(headers))
 
     async def verified_identity_enabled(self) -> bool:
         return await self.guard.verified_identity_enabled()
 
-    async def rate_limit(self, api_key: str, principal: Any, *, playground: bool = False) -> None:
-        await self.guard.rate_limit(api_key, principal, playground=playground)
+    async def playground_limit(self, principal: Any) -> str | None:
+        return await self.guard.playground_limit(principal)
 
     async def screen_request(self, query: str, history: list[str]) -> Any:
         return await self.guard.screen_request(query, history)

@@ -133,19 +133,35 @@ def build_framing(cfg: AppConfig) -> Any:
     return EmbeddedFramingChecker() if engine is None else LLMFramingChecker(engine)
 
 
-def build_annotator(cfg: AppConfig, *, judge_fn: JudgeFn) -> Any:
+def build_annotator(cfg: AppConfig, *, judge_fn: JudgeFn, split_items: bool = True) -> Any:
     from serve_app.annotate import Annotator
 
-    return Annotator(judge_fn, build_framing(cfg))
+    spec = cfg.roles.judge
+    return Annotator(judge_fn, build_framing(cfg), split_items=split_items, judge_engine=spec.engine,
+                     judge_model=models_info(cfg)["judge"]["model"])
 
 
 def local_judge_fn(cfg: AppConfig) -> JudgeFn:
-    """In one process the judge still batches across concurrent requests, through the Ray-free collector."""
+    """In one process the judge still batches across concurrent requests, through the Ray-free collector
+    (one per event loop: a collector's queue belongs to the loop that created it)."""
+    import asyncio
+    import weakref
+
     from judge.batching import BatchCollector
 
-    collector = BatchCollector(build_judge(cfg), max_batch_size=cfg.judge.max_batch_size,
-                               batch_wait_timeout_s=cfg.judge.batch_wait_timeout_s)
-    return collector.submit_many
+    judge = build_judge(cfg)
+    collectors: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+    async def submit_many(items: list[JudgeItem]) -> list[JudgeResult]:
+        loop = asyncio.get_running_loop()
+        collector = collectors.get(loop)
+        if collector is None:
+            collector = collectors[loop] = BatchCollector(
+                judge, max_batch_size=cfg.judge.max_batch_size, batch_wait_timeout_s=cfg.judge.batch_wait_timeout_s
+            )
+        return list(await collector.submit_many(items))
+
+    return submit_many
 
 
 # ---------------------------------------------------------------------------- agent

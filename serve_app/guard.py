@@ -36,26 +36,29 @@ class GuardService:
     def verified_identity(self) -> bool:
         return self.authenticator.verified_identity_enabled
 
-    async def admit(self, headers: Mapping[str, str]) -> Principal:
-        """401 for a missing or unaccepted key and, with partners configured, any JWT problem."""
+    async def admit(self, headers: Mapping[str, str]) -> tuple[Principal, str | None]:
+        """One guard call per request: 401 for a missing or unaccepted key and, with partners configured,
+        any JWT problem; then the per-key rate limit, whose Retry-After (or None) the ingress turns into
+        429 only after the body checks (the contract puts 400/422/503/403 before 429)."""
         try:
-            return self.authenticator.authenticate(headers)
+            principal = self.authenticator.authenticate(headers)
         except AuthError:
             raise errors.Unauthorized() from None
+        api_key = next((v for k, v in headers.items() if k.lower() == "x-api-key"), "")
+        retry = self.limiter.check("key:" + hashlib.sha256(api_key.encode()).hexdigest()[:16])
+        return principal, None if retry is None else retry_after_header(retry)
 
     async def verified_identity_enabled(self) -> bool:
         return self.authenticator.verified_identity_enabled
 
-    async def rate_limit(self, api_key: str, principal: Principal, *, playground: bool = False) -> None:
-        key = "key:" + hashlib.sha256(api_key.encode()).hexdigest()[:16]
-        retry = self.limiter.check(key)
-        if retry is None and playground and self.store is not None:
-            # Per admin, shared by every ingress replica through the store.
-            retry = await asyncio.to_thread(
-                self.store.hit_rate_limit, "playground:" + principal.key, self.playground_per_minute, 60.0
-            )
-        if retry is not None:
-            raise errors.RateLimited(headers={"Retry-After": retry_after_header(retry)})
+    async def playground_limit(self, principal: Principal) -> str | None:
+        """Per admin, shared by every ingress replica through the store: Retry-After or None."""
+        if self.store is None:
+            return None
+        retry = await asyncio.to_thread(
+            self.store.hit_rate_limit, "playground:" + principal.key, self.playground_per_minute, 60.0
+        )
+        return None if retry is None else retry_after_header(retry)
 
     async def screen_request(self, query: str, history: Sequence[str] = ()) -> GuardDecision:
         return await self.policy.ascreen_request(query, history)

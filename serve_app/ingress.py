@@ -111,7 +111,7 @@ class Ingress:
     async def _admit(self, request: Request, model: type[BaseModel] | None, *, playground: bool = False
                      ) -> tuple[Principal, Any]:
         body = await self._read_body(request)  # 413 before anything is parsed
-        principal: Principal = await self.guard.admit(dict(request.headers))  # 401
+        principal, retry_after = await self.guard.admit(dict(request.headers))  # 401
         parsed = None
         if model is not None:
             try:
@@ -129,7 +129,10 @@ class Ingress:
                 raise errors.IdentityDisabled()  # 503
             if not principal.is_admin:
                 raise errors.Forbidden()  # 403
-        await self.guard.rate_limit(request.headers.get("x-api-key", ""), principal, playground=playground)
+            if retry_after is None:
+                retry_after = await self.guard.playground_limit(principal)
+        if retry_after is not None:
+            raise errors.RateLimited(headers={"Retry-After": retry_after})  # 429
         return principal, parsed
 
     async def _timed(self, route: str, handler: Callable[[], Awaitable[Response]]) -> Response:

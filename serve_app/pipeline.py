@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from judge.prompt import PROMPT_TEMPLATE_VERSION as JUDGE_PROMPT_VERSION
 from serve_app import errors
 from serve_app.annotate import Annotation, blocked_annotation, refusal_annotation, v1_gate
 from serve_app.auth import Principal
@@ -23,6 +24,7 @@ from serve_app.budget import RequestBudget
 from serve_app.compose import compose
 from serve_app.config import AppConfig
 from serve_app.history import from_conversation_texts, model_history, preferred_documents, single_referenced_document
+from serve_app.prompts import AGENT_PROMPT_VERSION
 from serve_app.refusals import refusal_text
 from serve_app.schemas import (
     PlaygroundRequest,
@@ -38,7 +40,7 @@ from serve_app.segments import Passage
 
 Route = Literal["v1", "v2", "playground"]
 EventSink = Callable[[dict[str, Any]], Awaitable[None]]
-PROMPT_TEMPLATE_VERSION = "agent-v1+judge-v1"
+PROMPT_TEMPLATE_VERSION = f"{AGENT_PROMPT_VERSION}+{JUDGE_PROMPT_VERSION}"
 
 
 @dataclass

@@ -43,6 +43,11 @@ REFUSAL_TEXTS: dict[str, str] = {
         "Maaf, sistem tidak dapat menyusun jawaban yang valid untuk pertanyaan ini. Silakan coba lagi "
         "atau ajukan pertanyaan dengan cara lain."
     ),
+    # /query (v1) only: the faithfulness gate removed too many sentences to publish the rest.
+    "insufficient_verified_claims": (
+        "Maaf, sistem tidak dapat memverifikasi cukup banyak pernyataan dari sumber hasil pencarian, "
+        "sehingga jawaban tidak ditampilkan. Gunakan /query/v2 untuk melihat jawaban beserta tandanya."
+    ),
 }
 
 REFUSAL_REASONS: tuple[str, ...] = tuple(REFUSAL_TEXTS)

@@ -122,8 +122,8 @@ class Planner:
         with_article = [r for r in refs if getattr(r, "pasal", None) and getattr(r, "doc_type", None)]
         whole_laws = [r for r in refs if getattr(r, "number", None) and getattr(r, "year", None)]
         if with_article and relation is None:
-            calls = tuple(PlannedCall("legal_check", {"ref": r}) for r in with_article[:2])
-            return Plan("legal_check", calls)
+            lookups = tuple(PlannedCall("legal_check", {"ref": r}) for r in with_article[:2])
+            return Plan("legal_check", lookups)
         if relation is not None and whole_laws:
             r = whole_laws[0]
             args = {

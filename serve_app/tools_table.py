@@ -138,7 +138,7 @@ def _classify(columns: list[str], rows: list[_Row]) -> tuple[list[int], list[int
     for i, col in enumerate(columns):
         tokens = _header_tokens(col)
         numeric = _numeric_ratio(rows, i) >= 0.8
-        if any(t in ("tahun", "year") for t in tokens) or tokens[-1:] == ["anggaran"] and "tahun" in tokens:
+        if any(t in ("tahun", "year") for t in tokens):
             year_col = i
         elif numeric and any(t in _LEVEL_HINTS for t in tokens):
             level_col = i
@@ -182,12 +182,12 @@ def _compute(
         rows = [r for r in rows if any(y in r.cells[year_col] for y in asked_years)]
     groups = _split_groups(query, filters) if operation == "compare" else [filters]
     selected: list[tuple[str, list[_Row]]] = []
-    for group in groups:
-        matched = _filter(rows, text_cols, group)
+    for group_terms in groups:
+        matched = _filter(rows, text_cols, group_terms)
         if level_col is not None and matched:
             top = min(parse_number(r.cells[level_col]) or 0 for r in matched)
             matched = [r for r in matched if (parse_number(r.cells[level_col]) or 0) == top]
-        selected.append((" ".join(group), matched))
+        selected.append((" ".join(group_terms), matched))
     if not any(m for _, m in selected):
         return None
     currency = "rp" in _header_tokens(measure_name) or any("Rp" in r.cells[measure] for r in rows[:20])

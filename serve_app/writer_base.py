@@ -27,7 +27,9 @@ class WriterOutput:
 class Writer(ABC):
     """Contract: ``write`` returns a :class:`WriterOutput` (never publishes anything itself) or raises a
     :class:`~models.base.ModelError` carrying the call's record. It honours ``budget.agent_deadline()``.
-    With ``regenerate_feedback`` it rewrites the whole answer, fixing the listed problems."""
+    With ``regenerate_feedback`` it rewrites the whole answer, fixing the listed problems (``previous_output``
+    is the rejected output, for writers that show it back to the model). ``task`` is ``answer``,
+    ``summarize`` or ``chitchat``; ``notices`` are honest tool notes (a live source off or unreachable)."""
 
     name: str = "writer"
     max_output_tokens: int = 1024
@@ -45,4 +47,5 @@ class Writer(ABC):
         regenerate_feedback: list[str] | None = None,
         task: str = "answer",
         notices: Sequence[str] = (),
+        previous_output: str = "",
     ) -> WriterOutput: ...

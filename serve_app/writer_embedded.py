@@ -52,6 +52,8 @@ def choose(units: list[Unit], query: str) -> list[Unit]:
     for u in ranked[1:]:
         if len(chosen) >= limit:
             break
+        # Close runners-up stay: lexical scores cannot tell the answer from its neighbours reliably, and
+        # each extra statement is still verified on its own.
         if u.score < 0.7 * best.score or u.coverage < max(0.4, 0.7 * best.coverage):
             continue
         if best.kind == "row" and (u.kind != "row" or u.header != best.header):

@@ -133,3 +133,39 @@ def test_split_units_keeps_verbatim_pieces() -> None:
     assert all(u in line for u in units)
     assert "Pemerintah Aceh adalah unsur penyelenggara pemerintahan" in units
     assert "Biaya Rp. 5.000 dibayar No. 3 kali." in units
+
+
+def test_list_item_is_written_under_its_lead_in() -> None:
+    from serve_app.segments import Passage
+
+    text = (
+        "(3) Jumlah penduduk Desa, luas wilayah Desa, dan angka kemiskinan Desa dihitung dengan bobot: "
+        "a. 30% (tiga puluh per seratus) untuk jumlah penduduk Desa; b. 20% (dua puluh per seratus) untuk "
+        "luas wilayah Desa; dan c. 50% (lima puluh per seratus) untuk angka kemiskinan Desa."
+    )
+    segments = EmbeddedWriter().segments("Berapa bobot angka kemiskinan desa?", [Passage("P1", text)])
+    assert [(s.layout, s.kind) for s in segments[:3]] == [
+        ("paragraph", "framing"),
+        ("paragraph", "fact"),
+        ("list_item", "fact"),
+    ]
+    assert {s.layout for s in segments[3:]} <= {"list_item"}
+    lead, item = segments[1], segments[2]
+    assert lead.text.endswith("dihitung dengan bobot:") and lead.text in text
+    # the item that states the asked weight comes first; every item is verbatim and cites its passage
+    assert item.text == "50% (lima puluh per seratus) untuk angka kemiskinan Desa."
+    assert all(s.text in text and s.cites == ("P1",) for s in segments[1:])
+    assert compose(segments).spans[2].context == lead.text
+
+
+def test_a_regulation_year_is_not_an_asked_period() -> None:
+    from serve_app.writer_units import expected_figure, query_terms
+
+    terms, asked_years = query_terms("Berapa persen minimal APBA untuk pendidikan menurut UU 11/2006?")
+    assert (
+        asked_years == [] and "pendidikan" in [raw for raw, _ in terms] and "uu" not in [r for r, _ in terms]
+    )
+    assert query_terms("Berapa Dana Desa dalam APBN Tahun Anggaran 2023?")[1] == ["2023"]
+    assert expected_figure("Berapa persen minimal APBA?") == "percent"
+    assert expected_figure("Berapa lama masa jabatan Kepala Desa?") == "duration"
+    assert expected_figure("Berapa alokasi Dana Otonomi Khusus Aceh?") == "money"

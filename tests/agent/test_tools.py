@@ -316,3 +316,26 @@ def test_agent_answers_from_the_portal_with_a_tool_passage(portal: str) -> None:
 
 def _ctx_query(query: str) -> ToolContext:
     return ToolContext(retriever=LocalRetrieverPort(FakeRetriever([])), query=query, document_ids=None)
+
+
+def test_planner_with_the_retrievers_own_reference_parser() -> None:
+    planner = Planner(available={"search", "legal_check", "cross_reference"})
+    plan = planner.plan("Apa isi Pasal 183 ayat (1) Undang-Undang Nomor 11 Tahun 2006?")
+    assert plan.intent == "legal_check"
+    ref = plan.calls[0].args["ref"]
+    assert (ref.doc_type, ref.number, ref.year, ref.pasal, ref.ayat) == ("UU", "11", 2006, "183", "1")
+    cross = planner.plan("Peraturan apa yang mencabut UU 11/2006?")
+    assert cross.intent == "cross_reference" and cross.calls[0].args["relation"] == "revoke"
+    assert planner.plan("Apa isi Pasal 12?").intent == "search"  # names no regulation
+
+
+def test_relation_labels_reduce_to_what_a_question_asks() -> None:
+    from serve_app.tools_search import relation_kind
+
+    assert [relation_kind(x) for x in ("revokes", "amends", "as_amended", "legal_basis", "mengubah")] == [
+        "revoke",
+        "amend",
+        "cite",
+        "cite",
+        "amend",
+    ]
