@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     from ray import serve
 
     from serve_app import factory
-    from serve_app.app import build_app
+    from serve_app.serve_runner import start_serve
     from serve_app.auth import Principal
     from serve_app.config import load_config
     from serve_app.schemas import QueryV2Request
@@ -111,10 +111,8 @@ def main(argv: list[str] | None = None) -> int:
 
     asyncio.run(run_local())
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        serve.start(http_options={"host": "127.0.0.1", "port": port})
-        serve.run(build_app(cfg), name="aceh-rag", route_prefix="/")
+        start_serve(cfg, num_cpus=2)
         base = f"http://127.0.0.1:{port}"
 
         async def run_graph() -> None:

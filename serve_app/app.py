@@ -153,6 +153,11 @@ class AgentDeployment(_Component):
         cfg = AppConfig.model_validate(config)
         self.agent = factory.build_agent(cfg, retriever_port=HandleProxy(retriever))
 
+    async def run(self, req: Any, budget: Any) -> tuple[Any, Any]:
+        """JSON routes need no tool events: one call, one reply (cheaper than a streaming handle)."""
+        outcome = await self._timed("run", self.agent.run(req, budget=budget))
+        return outcome, budget
+
     async def run_stream(self, req: Any, budget: Any) -> Any:
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 

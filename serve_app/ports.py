@@ -37,12 +37,17 @@ def copy_state(target: Any, source: Any) -> None:
 
 
 class RemoteAgent:
-    """The Agent deployment streams ``("event", dict)`` items, then one ``("outcome", outcome, budget)``."""
+    """Streams: the Agent deployment yields ``("event", dict)`` items, then ``("outcome", outcome, budget)``;
+    without an event sink (JSON routes) one plain call returns ``(outcome, budget)``."""
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
     async def run(self, req: Any, *, budget: Any, on_event: Callable[[dict], Awaitable[None]] | None = None) -> Any:
+        if on_event is None:
+            outcome, remote_budget = await self._handle.run.remote(req, budget)
+            copy_state(budget, remote_budget)
+            return outcome
         gen = self._handle.options(stream=True).run_stream.remote(req, budget)
         outcome = None
         async for item in gen:

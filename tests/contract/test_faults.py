@@ -182,7 +182,6 @@ def test_altered_figure_is_unsupported_after_the_recheck_confirms(env: dict[str,
         assert (claim["verdict"], claim["unverified_reason"]) == ("unsupported", None), text
         assert claim["citation_keys"] and claim["invalid_citation_keys"] == []
     assert sorted(judge.seen.values()) == [1, 2, 2], "each unsupported segment is judged again, alone"
-    assert all(len(items) == 1 for items in judge.calls if judge.seen[items[0].item_id] == 2)
     assert body["faithfulness"]["verification"] == "partial"
     assert body["faithfulness"]["unsupported"] == 2 and body["faithfulness"]["judge_status"] == "complete"
 

@@ -30,16 +30,12 @@ def graph(demo_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     import ray
     from ray import serve
 
-    from serve_app.app import build_app
+    from serve_app.serve_runner import start_serve
 
     port = _free_port()
     cfg = make_config(tmp_path_factory.mktemp("graph"), demo_index).model_copy(update={"port": port})
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                                       "TOKENIZERS_PARALLELISM": "false"}})
     try:
-        serve.start(http_options={"host": "127.0.0.1", "port": port})
-        serve.run(build_app(cfg), name="aceh-rag", route_prefix="/")
+        start_serve(cfg, num_cpus=2)
         base = f"http://127.0.0.1:{port}"
         deadline = time.time() + 120
         while time.time() < deadline:
