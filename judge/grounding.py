@@ -58,6 +58,8 @@ class ClaimFigure:
     figure: Figure
     required: tuple[Token, ...]  # claim words written next to this figure: its entity
     periods: tuple[str, ...]  # periods the claim gives this figure (its own, its column header's, context's)
+    role: str | None = None  # "from" / "to" when the claim writes it as the start or end of a change
+    directions: frozenset[str] = frozenset()  # "naik sebesar Rp62 miliar": the direction this figure states
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,8 @@ def _distinctive(view: TextView, figure_index: int) -> tuple[Distinct, Distinct]
             for token in content_tokens(view, start, end):
                 if token.low in FRAMING_WORDS or token.low in MARKER_WORDS:
                     continue
+                if token.start in view.anaphors and token.low[0] == "§":
+                    continue  # "dimaksud pada ayat (1)" points to the ayat's subject (in the neighbourhood)
                 if not is_grounded(token, others):
                     distinct.append((token, False))
                 elif token.low not in others and len(token.low) > 3:
@@ -165,7 +169,7 @@ def _local_period_ok(claim_fig: ClaimFigure, source: Source, figure_index: int) 
     if not claim_fig.periods:
         return True
     # the figure's own regions: a table's other columns or the topic do not date this figure
-    own = source.view.regions.get(figure_index, ())
+    own = source.view.dating_ranges(figure_index)
     local = [fig.period for fig in source.view.periods_in(own) if fig.period]
     if not local:
         return True
@@ -201,6 +205,8 @@ def ground_figure(
                 seen.add("unit_mismatch")
             elif claim.bound != found.bound:
                 seen.add("polarity_conflict")
+            elif claim_fig.role and source.view.roles.get(figure_index, claim_fig.role) != claim_fig.role:
+                seen.add("figure_mismatch")  # "dari 356 menjadi 356": the passage's start is not its end
             elif not _local_period_ok(claim_fig, source, figure_index):
                 seen.add("period_mismatch")
             elif not entity_ok(claim_fig, source, figure_index, all_keys, max_unknown_ratio, claim_keys):

@@ -5,6 +5,11 @@ words since the previous figure (its label), the sentence's lead-in (up to ":" o
 after it when they start with a linking word ("untuk", "bagi", "for") or name what is counted ("37 obyek
 wisata"), and, for the last figure of a sentence, the rest of the item. The topic (a heading or the sentence
 before the first figure, and an opening "Pada Dinas X,") is shared by every figure.
+
+A figure restated in another form ("Rp4,01 triliun atau 99,96 persen", "806.250 jiwa (14,44 persen)") and the
+end of a change ("naik dari Rp592.483 menjadi Rp627.310") share the label of the figure they follow: they
+name the same entity. A clause that points back to an ayat of the same passage ("Belanja sebagaimana dimaksud
+pada ayat (1)") has that ayat's subject in its neighbourhood.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from judge.figure import PERIOD_KINDS, Figure
+from judge.figure import PERIOD_KINDS, Figure, kind_group
+from judge.references import Reference
 
 Ranges = tuple[tuple[int, int], ...]
 
@@ -44,6 +50,25 @@ _CLAUSE_END_RE = re.compile(r"[,;.](?:\s|$)|\s(?:dan|serta|and)\s")
 _TABLE_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}")
 # Between a figure and its spelled twin: "(", after OCR leftovers of the cents (", 00", ",-").
 TWIN_GAP_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
+# Between a figure and the same quantity in another form: "Rp4,01 triliun atau 99,96 persen", "(14,4 persen)".
+_APPOSITION_GAP_RE = re.compile(
+    r"\s*(?:\(|atau(?:\s+(?:sebesar|setara(?:\s+dengan)?|sama\s+dengan))?|or|yaitu|yakni|setara\s+dengan"
+    r"|equivalent\s+to)\s*",
+    re.IGNORECASE,
+)
+# "naik dari Rp592.483 per kapita per bulan pada 2022 menjadi Rp627.310": the end of the change names the
+# same entity as its start. Between the two only units, a period and the joining word may stand.
+_CHANGE_FROM_RE = re.compile(r"\b(?:dari|from)\s*$", re.IGNORECASE)
+_CHANGE_GAP_RE = re.compile(
+    r"(?:\s*(?:per|/)\s*[a-z]+)*(?:\s*,)?(?:\s+(?:pada|tahun|in|di|bulan)){0,2}(?:\s+[\w/.-]*\d[\w/.-]*)?"
+    r"(?:\s*,)?\s+(?:menjadi|ke|hingga|sampai(?:\s+dengan)?|to)\s*",
+    re.IGNORECASE,
+)
+# "sebagaimana dimaksud pada ayat (1)": the ayat named is the referent, not a place of its own.
+_ANAPHOR_BEFORE_RE = re.compile(
+    r"(?:sebagaimana\s+)?(?:dimaksud|tersebut|disebut)\s+(?:pada|dalam|di)\s+$", re.IGNORECASE
+)
+_REFERENT_REACH = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,21 +77,33 @@ class Regions:
     labels: dict[int, Ranges]  # figure index → its own label (what tells it apart from the others)
     topic: Ranges
     in_table: frozenset[int]
+    anaphors: frozenset[int] = frozenset()  # starts of references resolved to an ayat of the same text
+    # figure index → where its periods are read, where that differs from its neighbourhood (a change's ends)
+    dating: dict[int, Ranges] | None = None
+    roles: dict[int, str] | None = None  # "from" / "to": the start and the end of a change
 
 
 def figure_regions(
-    text: str, figures: tuple[Figure, ...], quantities: tuple[int, ...], sentences: Ranges
+    text: str,
+    figures: tuple[Figure, ...],
+    quantities: tuple[int, ...],
+    sentences: Ranges,
+    references: tuple[Reference, ...] = (),
 ) -> Regions:
     regions: dict[int, Ranges] = {}
     labels: dict[int, Ranges] = {}
     handled = _table_regions(text, figures, regions, labels)
     twins = _twins(text, figures)
-    _prose_regions(text, figures, quantities, sentences, handled, twins, regions, labels)
+    dating: dict[int, Ranges] = {}
+    roles: dict[int, str] = {}
+    _prose_regions(text, figures, quantities, sentences, handled, twins, regions, labels, dating, roles)
     for twin, digit in twins.items():
         if digit in handled:
             regions[twin] = regions[digit]
             labels[twin] = labels[digit]
-    return Regions(regions, labels, _topic(text, figures, quantities, sentences), frozenset(handled))
+    anaphors = _resolve_anaphors(text, figures, quantities, references, regions, labels)
+    topic = _topic(text, figures, quantities, sentences)
+    return Regions(regions, labels, topic, frozenset(handled), anaphors, dating, roles)
 
 
 def _table_cells(line_start: int, line: str) -> list[tuple[int, int]]:
@@ -143,6 +180,8 @@ def _prose_regions(
     twins: dict[int, int],
     regions: dict[int, tuple[tuple[int, int], ...]],
     labels: dict[int, tuple[tuple[int, int], ...]],
+    dating: dict[int, Ranges],
+    roles: dict[int, str],
 ) -> None:
     sentence_starts = [s for s, _ in sentences]
     twin_of_digit = {digit: twin for twin, digit in twins.items()}
@@ -152,6 +191,8 @@ def _prose_regions(
     }
     last_in_sentence = {sentence_of[i][0]: i for i in ordered}
     previous_end: dict[int, int] = {}
+    previous_index: dict[int, int] = {}
+    heads: dict[int, int] = {}  # a restated figure or a change's end → the figure whose label it shares
     for index in ordered:
         fig = figures[index]
         sentence = sentence_of[index]
@@ -180,10 +221,94 @@ def _prose_regions(
             ranges.append(own[1])
         regions[index] = tuple(ranges)
         labels[index] = tuple(own)
+        previous = previous_index.get(sentence[0])
+        link = (
+            None if previous is None else _follows(view_text, figures, labels, previous, label_start, index)
+        )
+        if previous is not None and link is not None:
+            head = heads[index] = heads.get(previous, previous)
+            gap = (label_start, fig.start)
+            if link == "change":  # "dari A pada 2022 menjadi B pada 2023": 2022 dates A, never B
+                dating[index] = tuple(dict.fromkeys(r for r in regions[head] + regions[index] if r != gap))
+                roles[index] = "to"
+                for start_figure in (previous, twin_of_digit.get(previous)):
+                    if start_figure is not None:
+                        dating[start_figure] = dating.get(start_figure, regions[previous]) + (gap,)
+                        roles[start_figure] = "from"
+            regions[index] = tuple(dict.fromkeys(regions[head] + regions[index]))
+            labels[index] = labels[head]  # the same tuple: neither counts as the other's "other label"
+        previous_index[sentence[0]] = index
         if index in twin_of_digit:
             regions[twin_of_digit[index]] = regions[index]
             labels[twin_of_digit[index]] = labels[index]
+            if index in dating:
+                dating[twin_of_digit[index]] = dating[index]
+            if index in roles:
+                roles[twin_of_digit[index]] = roles[index]
         previous_end[sentence[0]] = end
+
+
+def _follows(
+    text: str,
+    figures: tuple[Figure, ...],
+    labels: dict[int, Ranges],
+    previous: int,
+    gap_start: int,
+    index: int,
+) -> str | None:
+    """ "restated" when figure ``index`` restates figure ``previous`` in another form, "change" when it ends
+    the change ``previous`` starts, else None."""
+    fig, before = figures[index], figures[previous]
+    gap = text[gap_start : fig.start]  # from the end of the previous figure (or of its spelled twin)
+    if kind_group(fig) != kind_group(before):
+        return "restated" if _APPOSITION_GAP_RE.fullmatch(gap) else None
+    own = labels.get(previous, ())
+    if own and _CHANGE_FROM_RE.search(text, own[0][0], own[0][1]) and _CHANGE_GAP_RE.fullmatch(gap):
+        return "change"
+    return None
+
+
+def _resolve_anaphors(
+    text: str,
+    figures: tuple[Figure, ...],
+    quantities: tuple[int, ...],
+    references: tuple[Reference, ...],
+    regions: dict[int, Ranges],
+    labels: dict[int, Ranges],
+) -> frozenset[int]:
+    """Add to a figure's neighbourhood the subject of the ayat its label points back to ("Belanja
+    sebagaimana dimaksud pada ayat (1)" → "(1) Belanja urusan pendidikan ditetapkan …"), when that ayat is
+    written earlier in the same text; return the starts of the references so resolved."""
+    pointers = [ref for ref in references if ref.kind != "marker"]
+    # "(1)" inside "ayat (1)" is read as a marker too: only markers outside every other reference count
+    markers = [
+        ref
+        for ref in references
+        if ref.kind == "marker" and not any(p.start <= ref.start < p.end for p in pointers)
+    ]
+    if not markers:
+        return frozenset()
+    resolved: set[int] = set()
+    for position, ref in enumerate(pointers):
+        if ref.kind != "ayat" or not _ANAPHOR_BEFORE_RE.search(text, max(0, ref.start - 40), ref.start):
+            continue
+        following = pointers[position + 1] if position + 1 < len(pointers) else None
+        if following is not None and following.kind == "huruf" and following.start - ref.end <= 2:
+            continue  # "ayat (1) huruf a": an item of the ayat, whose subject is not simply the ayat's
+        target = next((m for m in reversed(markers) if m.value == ref.value and m.end <= ref.start), None)
+        if target is None:
+            continue
+        stop = min(
+            [m.start for m in markers if m.start > target.end]
+            + [figures[i].start for i in quantities if figures[i].start >= target.end]
+            + [target.end + _REFERENT_REACH, ref.start]
+        )
+        referent = (target.end, stop)
+        for index in quantities:
+            if any(s <= ref.start < e for s, e in labels.get(index, ())) and index in regions:
+                regions[index] = regions[index] + (referent,)
+                resolved.add(ref.start)
+    return frozenset(resolved)
 
 
 def _topic(

@@ -145,10 +145,12 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         ranges = view.neighbourhood(index)
         required = tuple(t for t in words if any(s <= t.start < e for s, e in ranges) and t.start >= offset)
         placed.update(t.start for t in required)
-        in_region = tuple(f.period for f in view.periods_in(ranges) if f.start >= offset and f.period)
-        column_periods = tuple(f.period for f in view.periods_in(ranges) if f.start < offset and f.period)
+        dated = view.dating_ranges(index) + view.topic if index in view.dating else ranges
+        in_region = tuple(f.period for f in view.periods_in(dated) if f.start >= offset and f.period)
+        column_periods = tuple(f.period for f in view.periods_in(dated) if f.start < offset and f.period)
         periods = (in_region + column_periods) or own_periods or context_periods
-        figures.append(ClaimFigure(fig, required, periods))
+        directions = polarity(view, view.regions.get(index, ())).directions
+        figures.append(ClaimFigure(fig, required, periods, view.roles.get(index), directions))
     loose = tuple(t for t in words if t.start not in placed and _word(t))
     all_periods = own_periods + tuple(p for cf in figures for p in cf.periods if p not in own_periods)
     keys: set[str] = set()
@@ -183,6 +185,17 @@ def _whole(view: TextView) -> Polarity:
     if cached is None:
         cached = view.memo[memo_key] = polarity(view, ((0, len(view.text)),))
     return cached  # type: ignore[return-value]
+
+
+def _figure_direction(claimed: frozenset[str], view: TextView, figure_index: int) -> list[str]:
+    memo_key = ("polarity", figure_index)
+    found = view.memo.get(memo_key)
+    if found is None:
+        found = view.memo[memo_key] = polarity(view, view.regions.get(figure_index, ()))
+    directions = found.directions  # type: ignore[attr-defined]
+    if directions and claimed.isdisjoint(directions):
+        return ["polarity_conflict"]
+    return [] if claimed <= directions else ["direction_unsupported"]
 
 
 def _best_sentence(source: Source, words: Sequence[Token]) -> tuple[int, int]:
@@ -222,6 +235,8 @@ def check_claim(
         spans.append(grounding.span)
         source = sources[grounding.source_index]
         assert grounding.figure_index is not None
+        if claim_fig.directions:  # "naik sebesar Rp934 miliar" read off "ditetapkan sebesar Rp934 miliar"
+            reasons.extend(_figure_direction(claim_fig.directions, source.view, grounding.figure_index))
         regions.setdefault(grounding.source_index, []).extend(
             source.view.regions.get(grounding.figure_index, ())
         )

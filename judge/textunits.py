@@ -150,6 +150,9 @@ class TextView:
     labels: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)  # own label, no topic
     topic: tuple[tuple[int, int], ...] = ()
     in_table: frozenset[int] = frozenset()  # figures read from a table row
+    anaphors: frozenset[int] = frozenset()  # starts of "ayat (1)" pointers resolved within the text
+    dating: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)  # see Regions.dating
+    roles: dict[int, str] = field(default_factory=dict)  # "from" / "to" of a change ("dari A menjadi B")
     _key_cache: dict[tuple[tuple[int, int], ...], frozenset[str]] = field(default_factory=dict)
     memo: dict[tuple[str, int], object] = field(default_factory=dict)  # per-figure results of callers
     content_flags: tuple[bool, ...] | None = None  # which tokens are content words (set on first use)
@@ -185,6 +188,12 @@ class TextView:
         """Where the figure's entity may be written: its label, lead-in, linked words, and the topic."""
         own = self.regions.get(figure_index, ())
         return own + self.topic if own else ()
+
+    def dating_ranges(self, figure_index: int) -> tuple[tuple[int, int], ...]:
+        """Where the figure's periods are read: its regions, less what dates a neighbour ("dari A pada 2022
+        menjadi B": 2022 dates A)."""
+        dated = self.dating.get(figure_index)
+        return self.regions.get(figure_index, ()) if dated is None else dated
 
     def periods_in(self, ranges: tuple[tuple[int, int], ...]) -> list[Figure]:
         return [
@@ -257,7 +266,7 @@ def build_view(text: str, lang: str | None = None) -> TextView:
             all_keys |= part
     sentences = _sentences(parsed.text)
     quantities = tuple(i for i, fig in enumerate(parsed.figures) if fig.kind not in PERIOD_KINDS)
-    found = figure_regions(parsed.text, parsed.figures, quantities, sentences)
+    found = figure_regions(parsed.text, parsed.figures, quantities, sentences, parsed.references)
     starts = [t.start for t in tokens]
     return TextView(
         parsed,
@@ -270,6 +279,9 @@ def build_view(text: str, lang: str | None = None) -> TextView:
         found.labels,
         found.topic,
         found.in_table,
+        found.anaphors,
+        found.dating or {},
+        found.roles or {},
     )
 
 

@@ -84,18 +84,20 @@ class SentenceTransformerEncoder(Encoder):
     """A sentence-transformers model loaded from a local directory, never from the network.
 
     ``max_seq_length`` truncates inputs (in word pieces): cost grows with it, and MiniLM was trained at
-    128. ``num_threads`` sets torch's intra-op threads. sentence-transformers sorts each call's texts by
-    length before batching, so padding stays small."""
+    128 (``None`` keeps the model's own limit). ``quantize`` (default: on for CPU) runs the Linear layers in
+    dynamic int8: measured 2.7x faster on this CPU, with the same retrieval quality on the Indonesian QA
+    benchmark (benchmarks/results/retrieval.md). ``num_threads`` sets torch's intra-op threads.
+    sentence-transformers sorts each call's texts by length before batching, so padding stays small."""
 
     def __init__(
         self,
         model_path: str | Path | None = None,
         *,
         device: str = "cpu",
-        max_seq_length: int | None = None,
+        max_seq_length: int | None = 128,
         num_threads: int | None = None,
         batch_size: int = 64,
-        quantize: bool = False,
+        quantize: bool | None = None,
         name: str | None = None,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local path must never turn into a download
@@ -114,6 +116,8 @@ class SentenceTransformerEncoder(Encoder):
         self._model = SentenceTransformer(str(path), device=device, local_files_only=True)
         if max_seq_length:
             self._model.max_seq_length = max_seq_length
+        if quantize is None:
+            quantize = device == "cpu"
         if quantize:
             if device != "cpu":
                 raise EncoderUnavailable("int8 quantization is for the CPU encoder only")

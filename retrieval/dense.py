@@ -11,7 +11,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-HNSW_THRESHOLD = 200_000
+HNSW_THRESHOLD = 50_000
 VECTORS_FILE = "vectors.npy"
 FAISS_FILE = "dense.faiss"
 

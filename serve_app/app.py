@@ -115,9 +115,12 @@ class JudgePoolDeployment(_Component):
         tasks = [asyncio.ensure_future(self.judge_items(item)) for item in items]
         deadlines = [item.deadline for item in items if item.deadline is not None]
         timeout = max(0.0, max(deadlines) - time.time()) if len(deadlines) == len(items) else None
-        done, pending = await asyncio.wait(tasks, timeout=timeout) if tasks else (set(), set())
-        for task in pending:
-            task.cancel()
+        try:
+            done, pending = await asyncio.wait(tasks, timeout=timeout) if tasks else (set(), set())
+        finally:
+            for task in tasks:  # a cancelled request (or the deadline) frees its items
+                if not task.done():
+                    task.cancel()
         results = []
         for item, task in zip(items, tasks, strict=True):
             if task in done and task.exception() is None:

@@ -31,8 +31,29 @@ REQUEST_MODELS: dict[str, type[BaseModel]] = {
 }
 
 
+MAY_BE_ABSENT = set(s.OPT_IN_FIELDS) | {"checked"}
+
+
+def _relax(node: Any) -> Any:
+    """Keys that may be absent are not required; ``checked`` is published only as ``false``."""
+    if isinstance(node, dict):
+        props = node.get("properties")
+        if isinstance(props, dict):
+            if "checked" in props:
+                props["checked"] = {"const": False, "type": "boolean",
+                                    "description": "Present (false) only for context_budget_exhausted."}
+            if isinstance(node.get("required"), list):
+                node["required"] = [k for k in node["required"] if k not in MAY_BE_ABSENT]
+        for value in node.values():
+            _relax(value)
+    elif isinstance(node, list):
+        for value in node:
+            _relax(value)
+    return node
+
+
 def _schema(model: type[BaseModel], name: str, mode: str) -> dict[str, Any]:
-    body = model.model_json_schema(by_alias=True, mode=mode)  # type: ignore[arg-type]
+    body = _relax(model.model_json_schema(by_alias=True, mode=mode))  # type: ignore[arg-type]
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{SCHEMA_BASE}/{name}.schema.json",
             **body}
 
@@ -74,6 +95,14 @@ def _op(summary: str, req: str | None, resp: str, *, stream: bool = False, statu
     return op
 
 
+def _playground_op() -> dict[str, Any]:
+    op = _op("Admin trial of one editorial prompt, never published", "PlaygroundRequest", "PlaygroundResponse")
+    ref = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    op["responses"]["403"] = {"description": "verified principal is not an admin", "content": ref}
+    op["responses"]["503"] = {"description": "verified identity is off", "content": ref}
+    return op
+
+
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
     models = [s.QueryRequest, s.QueryV2Request, s.PlaygroundRequest, s.SearchRequest, s.QueryV2Response,
@@ -81,6 +110,7 @@ def openapi_document() -> dict[str, Any]:
               s.ConversationView, *s.SSE_EVENTS.values()]
     _, defs = models_json_schema([(m, "serialization") for m in models], by_alias=True,
                                  ref_template="#/components/schemas/{model}")
+    _relax(defs)
     paths = {
         "/search": {"post": _op("Ranked chunks with citation metadata", "SearchRequest", "SearchResponse")},
         "/query": {"post": _op("v1 answer: unconfirmed sentences removed", "QueryRequest", "QueryV1Response")},
@@ -89,8 +119,7 @@ def openapi_document() -> dict[str, Any]:
                                   "QueryV2Response")},
         "/query/v2/stream": {"post": _op("annotate-v2 over SSE (annotations before text)", "QueryV2Request", "",
                                          stream=True)},
-        "/playground": {"post": _op("Admin trial of one editorial prompt, never published", "PlaygroundRequest",
-                                    "PlaygroundResponse")},
+        "/playground": {"post": _playground_op()},
         "/conversations": {"post": _op("Create an empty conversation", None, "ConversationCreated",
                                        status="201")},
         "/conversations/{conversation_id}": {"get": _op("A conversation as the reader saw it", None,

@@ -77,7 +77,6 @@ class Pipeline:
         self.guard = guard
         self.store = store
         self.models_info = models_info
-        self._conversation_locks: dict[str, asyncio.Lock] = {}
 
     # ------------------------------------------------------------------ search
 
@@ -119,8 +118,7 @@ class Pipeline:
         cid = req.conversation_id
         if cid is None:
             return await self._answer(req, principal, route=route, on_event=on_event)
-        lock = self._conversation_locks.setdefault(cid, asyncio.Lock())
-        async with lock:  # turns of one conversation keep their order
+        async with self.store.conversation_lock(cid):  # turns of one conversation keep their order
             return await self._answer(req, principal, route=route, on_event=on_event)
 
     async def _answer(

@@ -30,9 +30,9 @@ FallbackReason = Literal[
     "source_scope_unavailable",
     "unparseable_completion",
     "source_scope_empty",
-    # v1 only: too few sentences survived the faithfulness gate, so the whole answer is refused.
-    "insufficient_verified_claims",
 ]
+# /query (v1) only: too few sentences survived the faithfulness gate, so the whole answer is refused.
+V1FallbackReason = FallbackReason | Literal["insufficient_verified_claims"]
 
 
 class WireRequest(BaseModel):
@@ -40,7 +40,9 @@ class WireRequest(BaseModel):
 
 
 class WireModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Defaults are always serialised, so the published schemas mark them required (openapi.py then
+    # relaxes exactly the keys that may be absent: the opt-ins and ``checked``).
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
 
 
 # ---------------------------------------------------------------- requests
@@ -97,7 +99,7 @@ class SearchRequest(WireRequest):
 class Citation(WireModel):
     """Citation metadata of one indexed chunk (or a tool result's identity)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_serialization_defaults_required=True)
     document_id: str | None = None
     document_title: str | None = None
     chunk_id: str | None = None
@@ -186,7 +188,7 @@ class RetrievalStats(WireModel):
 
 
 class ToolCall(WireModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_serialization_defaults_required=True)
     tool: str
     status: str
 
@@ -194,7 +196,7 @@ class ToolCall(WireModel):
 class GroundingDetail(WireModel):
     """Opt-in (``include_grounding``): per-claim evidence the judge used."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_serialization_defaults_required=True)
     claim_index: int
     verdict: str
     reasons: list[str]
@@ -233,7 +235,7 @@ class QueryV2Response(AnswerBase):
     claims: list[Claim]
     framing: list[FramingSpan]
     faithfulness: Faithfulness
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True)
 
 
 class PlaygroundResponse(AnswerBase):
@@ -244,7 +246,7 @@ class PlaygroundResponse(AnswerBase):
     playground_run_id: str
     published: Literal[False] = False
     latency_ms: float
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True)
 
 
 class ClaimMapEntry(Offsets):
@@ -254,6 +256,7 @@ class ClaimMapEntry(Offsets):
 
 
 class QueryV1Response(AnswerBase):
+    fallback_reason: V1FallbackReason | None  # type: ignore[assignment]
     conversation_id: str
     message_id: str
     claim_map: list[ClaimMapEntry]
@@ -263,7 +266,7 @@ class QueryV1Response(AnswerBase):
 
 
 class SearchResult(WireModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_serialization_defaults_required=True)
     document_id: str
     document_title: str
     chunk_id: str
@@ -318,7 +321,7 @@ class MessageStartEvent(WireModel):
     conversation_id: str | None
     message_id: str | None
     schema_: Literal["annotate-v2"] | None = Field(None, alias="schema")
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True)
 
 
 class TraceEvent(WireModel):
@@ -332,7 +335,7 @@ class CitationEvent(Citation):
 
 
 class PassageEvent(WireModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_serialization_defaults_required=True)
     kind: Literal["chunk", "tool"]
     citation_key: str
     text: str

@@ -31,7 +31,8 @@ def _citation_frames(result: AnswerResult) -> Iterator[str]:
 
 def _passage_frames(result: AnswerResult) -> Iterator[str]:
     for p in result.passages:
-        data: dict[str, Any] = {"kind": p.kind, "citation_key": p.key, "text": p.text}
+        data: dict[str, Any] = {"kind": p.kind, "citation_key": p.key, "text": p.text,
+                                "chunk_id": p.chunk.chunk_id if p.chunk is not None else None}
         data.update({k: v for k, v in p.citation().items() if k not in data})
         yield frame("passage", data)
 

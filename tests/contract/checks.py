@@ -27,21 +27,51 @@ KINDS = frozenset({"fact", "framing"})
 LAYOUTS = frozenset({"paragraph", "heading", "list_item", "continue", "table_header", "table_row"})
 STATUS3 = frozenset({"complete", "unavailable", "skipped"})
 VERIFICATIONS = frozenset({"full", "partial", "none"})
-FALLBACK_REASONS = frozenset({
-    "policy_blocked", "query_budget_exhausted", "model_timeout", "context_budget_exhausted",
-    "agent_output_limit", "mcp_source_unavailable", "source_out_of_scope", "source_scope_unavailable",
-    "unparseable_completion", "source_scope_empty",
-})
+FALLBACK_REASONS = frozenset(
+    {
+        "policy_blocked",
+        "query_budget_exhausted",
+        "model_timeout",
+        "context_budget_exhausted",
+        "agent_output_limit",
+        "mcp_source_unavailable",
+        "source_out_of_scope",
+        "source_scope_unavailable",
+        "unparseable_completion",
+        "source_scope_empty",
+    }
+)
 V1_ONLY = ("claim_map", "dropped_claims_count", "dropped_claim_reasons", "provenance_complete")
 OPT_IN = ("grounding", "used_docs", "tool_call_audit", "model_call_log")
 ANSWER_V1_FIELDS = ("model", "prompt_template_version", "usage", "retrieval", "created_at")
-KEPT_V1_FIELDS = ("answer", "trace_id", "history_truncated", "history_exchanges_in_view", "citations", "tool",
-                  "tool_executed", "fallback_used", "fallback_reason", "claims_supported", "claims_total",
-                  "grounding_rate")
-FAITHFULNESS_KEYS = frozenset({
-    "mechanism", "judge_status", "framing_check", "claims_total", *VERDICTS, "unverified_reasons",
-    "framing_total", "unlocated_total", "verification", "grounding",
-})
+KEPT_V1_FIELDS = (
+    "answer",
+    "trace_id",
+    "history_truncated",
+    "history_exchanges_in_view",
+    "citations",
+    "tool",
+    "tool_executed",
+    "fallback_used",
+    "fallback_reason",
+    "claims_supported",
+    "claims_total",
+    "grounding_rate",
+)
+FAITHFULNESS_KEYS = frozenset(
+    {
+        "mechanism",
+        "judge_status",
+        "framing_check",
+        "claims_total",
+        *VERDICTS,
+        "unverified_reasons",
+        "framing_total",
+        "unlocated_total",
+        "verification",
+        "grounding",
+    }
+)
 OFFSET_KEYS = ("start", "end", "start_utf16", "end_utf16")
 # What the server writes between segments: whitespace, "## ", "- ", table pipes and the separator row.
 _LAYOUT_GAP = re.compile(r"(?:\s|## |- |\|(?: -{3,} \|)+|\|)*")
@@ -114,6 +144,8 @@ def parse_sse(text: str) -> list[tuple[str, dict[str, Any]]]:
                 data_lines.append(value)
             else:
                 raise AssertionError(f"unexpected SSE line {line!r}")
+        if event is None and not data_lines:
+            continue  # a block of comments only
         assert event, f"frame without an event name: {block!r}"
         assert data_lines, f"frame {event!r} without data"
         data = json.loads("\n".join(data_lines))
@@ -138,15 +170,18 @@ def _check_offsets(answer: str, span: dict[str, Any], where: str, *, with_text: 
         assert utf16_slice(answer, s16, e16) == text, f"{where}: UTF-16 slice differs from text"
 
 
-def check_coverage(answer: str, spans: Sequence[dict[str, Any]], unlocated_total: int, *, with_text: bool) -> None:
+def check_coverage(
+    answer: str, spans: Sequence[dict[str, Any]], unlocated_total: int, *, with_text: bool
+) -> None:
     """Spans ordered, non-overlapping, exact; every uncovered run is server layout except exactly
     ``unlocated_total`` runs."""
     ordered = sorted(spans, key=lambda s: s["start"])
     for position, span in enumerate(ordered):
         _check_offsets(answer, span, f"span {position} ({span.get('layout')})", with_text=with_text)
     for before, after in zip(ordered, ordered[1:], strict=False):
-        assert before["end"] <= after["start"], f"spans overlap: {before['start']}..{before['end']} and " \
-                                                f"{after['start']}..{after['end']}"
+        assert before["end"] <= after["start"], (
+            f"spans overlap: {before['start']}..{before['end']} and {after['start']}..{after['end']}"
+        )
     pieces, position = [], 0
     for span in [*ordered, {"start": len(answer), "end": len(answer)}]:
         gap = answer[position : span["start"]]
@@ -154,7 +189,8 @@ def check_coverage(answer: str, spans: Sequence[dict[str, Any]], unlocated_total
             pieces.append(gap)
         position = span["end"]
     assert len(pieces) == unlocated_total, (
-        f"unlocated_total {unlocated_total} but {len(pieces)} uncovered non-layout runs: {pieces[:3]!r}")
+        f"unlocated_total {unlocated_total} but {len(pieces)} uncovered non-layout runs: {pieces[:3]!r}"
+    )
 
 
 def _check_claim(claim: dict[str, Any], where: str, *, with_text: bool) -> None:
@@ -178,7 +214,9 @@ def _check_claim(claim: dict[str, Any], where: str, *, with_text: bool) -> None:
     if verdict == "invalid_citation":
         assert keys and not valid, f"{where}: invalid_citation with valid keys {valid}"
     if keys and not valid:
-        assert verdict in ("invalid_citation", "from_conversation"), f"{where}: all keys invalid but {verdict}"
+        assert verdict in ("invalid_citation", "from_conversation"), (
+            f"{where}: all keys invalid but {verdict}"
+        )
     if verdict in JUDGED:
         assert valid, f"{where}: judged ({verdict}) without a valid citation"
     if with_text:
@@ -216,13 +254,21 @@ def _check_faithfulness(
     counts = Counter(c["verdict"] for c in claims)
     if not blocked:  # a Policy Guard block withholds the claims but keeps the counts checked before it
         for verdict in VERDICTS:
-            assert faith[verdict] == counts[verdict], f"faithfulness.{verdict} {faith[verdict]} != {counts[verdict]}"
+            assert faith[verdict] == counts[verdict], (
+                f"faithfulness.{verdict} {faith[verdict]} != {counts[verdict]}"
+            )
         reasons = Counter(c["unverified_reason"] for c in claims if c["verdict"] == "unverified")
-        assert faith["unverified_reasons"] == {r: reasons[r] for r in UNVERIFIED_REASONS}, "unverified_reasons"
+        assert faith["unverified_reasons"] == {r: reasons[r] for r in UNVERIFIED_REASONS}, (
+            "unverified_reasons"
+        )
         assert faith["framing_total"] == len(framing), "framing_total != number of framing spans"
-    assert sum(faith["unverified_reasons"].values()) == faith["unverified"], "reasons do not sum to unverified"
+    assert sum(faith["unverified_reasons"].values()) == faith["unverified"], (
+        "reasons do not sum to unverified"
+    )
     total = sum(faith[v] for v in VERDICTS if v != "from_conversation")
-    assert faith["claims_total"] == total, f"claims_total {faith['claims_total']} must exclude from_conversation"
+    assert faith["claims_total"] == total, (
+        f"claims_total {faith['claims_total']} must exclude from_conversation"
+    )
     rate = faith["supported"] / total if total else None
     grounding = faith["grounding"]
     assert set(grounding) == {"claims_supported", "claims_total", "grounding_rate"}
@@ -239,25 +285,35 @@ def _check_faithfulness(
         expected = "full"
     else:
         expected = "partial"
-    assert faith["verification"] == expected, f"verification {faith['verification']} but rule gives {expected}"
+    assert faith["verification"] == expected, (
+        f"verification {faith['verification']} but rule gives {expected}"
+    )
 
     if not blocked:
         judged = [c for c in claims if c["verdict"] in JUDGED]
-        judge_status = "skipped" if not judged else (
-            "unavailable" if any(c["verdict"] == "unverified" for c in judged) else "complete")
-        assert faith["judge_status"] == judge_status, f"judge_status {faith['judge_status']} != {judge_status}"
+        judge_status = (
+            "skipped"
+            if not judged
+            else ("unavailable" if any(c["verdict"] == "unverified" for c in judged) else "complete")
+        )
+        assert faith["judge_status"] == judge_status, (
+            f"judge_status {faith['judge_status']} != {judge_status}"
+        )
         unchecked_framing = [c for c in claims if c["kind"] == "framing" and not c["citation_keys"]]
         if framing:
             assert faith["framing_check"] == "complete", "framing spans exist only after a complete check"
         if faith["framing_check"] == "unavailable":
             assert not framing, "framing check unavailable but framing spans were let through"
-            assert unchecked_framing and all(c["verdict"] == "uncited" for c in unchecked_framing), \
+            assert unchecked_framing and all(c["verdict"] == "uncited" for c in unchecked_framing), (
                 "framing check unavailable: every framing segment must be an uncited claim"
+            )
         if faith["framing_check"] == "skipped":
             assert not framing and not unchecked_framing, "framing check skipped but framing was present"
 
 
-def _check_refusal(answer: str, claims: list, framing: list, faith: dict[str, Any], reason: str | None) -> None:
+def _check_refusal(
+    answer: str, claims: list, framing: list, faith: dict[str, Any], reason: str | None
+) -> None:
     assert reason in FALLBACK_REASONS, f"unknown fallback_reason {reason!r}"
     assert claims == [] and framing == [], f"refusal {reason} carries claims or framing"
     assert answer.strip(), "refusal without text"
@@ -303,7 +359,9 @@ def assert_v2_body(body: dict[str, Any], *, opt_in: Iterable[str] = (), playgrou
     assert isinstance(answer, str)
     assert not _CITATION_LABEL.search(answer), "answer carries a [P1] label"
     reason = body["fallback_reason"]
-    assert body["fallback_used"] is (reason is not None), "fallback_used must say whether a refusal was published"
+    assert body["fallback_used"] is (reason is not None), (
+        "fallback_used must say whether a refusal was published"
+    )
     for i, claim in enumerate(claims):
         _check_claim(claim, f"claim {i}", with_text=True)
     for i, span in enumerate(framing):
@@ -327,7 +385,9 @@ def assert_v2_body(body: dict[str, Any], *, opt_in: Iterable[str] = (), playgrou
     assert not invalid & set(published), f"invalid keys {invalid & set(published)} paired with a citation"
     for claim in claims:
         for pair in claim["citations"]:
-            assert pair["citation_key"] in published, f"claim cites {pair['citation_key']} missing in citations"
+            assert pair["citation_key"] in published, (
+                f"claim cites {pair['citation_key']} missing in citations"
+            )
             chunk = published[pair["citation_key"]].get("chunk_id")
             assert pair["citation"].get("chunk_id") == chunk, "claim citation and published citation differ"
 
@@ -381,8 +441,9 @@ def _tool_prefix(frames: list[tuple[str, dict[str, Any]]]) -> int:
     return position
 
 
-def assert_v2_stream(frames: list[tuple[str, dict[str, Any]]], *, body: dict[str, Any] | None = None
-                     ) -> dict[str, Any]:
+def assert_v2_stream(
+    frames: list[tuple[str, dict[str, Any]]], *, body: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The /query/v2/stream order and payloads (see CONTRACT.md "Streaming order (v2)"). Returns
     ``{"answer", "annotations", "message_start", "citations", "passages", "tools", "terminal"}``. With
     ``body`` (the JSON answer of an identical request) the stream must carry the same answer and marks."""
@@ -392,8 +453,15 @@ def assert_v2_stream(frames: list[tuple[str, dict[str, Any]]], *, body: dict[str
     position = _tool_prefix(frames)
     tools = frames[:position]
     rest = frames[position:]
-    out: dict[str, Any] = {"tools": tools, "terminal": frames[-1], "answer": None, "annotations": None,
-                           "message_start": None, "citations": [], "passages": []}
+    out: dict[str, Any] = {
+        "tools": tools,
+        "terminal": frames[-1],
+        "answer": None,
+        "annotations": None,
+        "message_start": None,
+        "citations": [],
+        "passages": [],
+    }
     if rest[0][0] == "error":  # failed after tool frames, before anything of the answer
         assert len(rest) == 1
         return out
@@ -469,8 +537,20 @@ def _without_ids(value: Any) -> Any:
     return strip_volatile(value)
 
 
-VOLATILE = frozenset({"trace_id", "conversation_id", "message_id", "created_at", "latency_ms", "duration_ms",
-                      "started_at", "finished_at", "call_id", "playground_run_id"})
+VOLATILE = frozenset(
+    {
+        "trace_id",
+        "conversation_id",
+        "message_id",
+        "created_at",
+        "latency_ms",
+        "duration_ms",
+        "started_at",
+        "finished_at",
+        "call_id",
+        "playground_run_id",
+    }
+)
 
 
 def strip_volatile(value: Any) -> Any:

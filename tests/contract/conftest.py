@@ -13,8 +13,9 @@ from tests.contract.fakes import client_for, config
 
 
 @pytest.fixture(scope="module")
-def demo_client(demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory
-                ) -> Iterator[TestClient]:
+def demo_client(
+    demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[TestClient]:
     """The default app (embedded engines) over the demo corpus, one store for the module."""
     cfg = config(tmp_path_factory.mktemp("contract"), demo_index)
     with client_for(cfg, demo_retriever) as client:

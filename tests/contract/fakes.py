@@ -69,12 +69,28 @@ class ScriptedWriter(Writer):
         self.max_output_tokens = max_output_tokens
         self.calls: list[dict[str, Any]] = []
 
-    async def write(self, *, query: str, passages: Sequence[Passage], history: Sequence[Mapping[str, str]],
-                    mode: str, editorial_prompt: str | None, budget: RequestBudget,
-                    regenerate_feedback: list[str] | None = None, task: str = "answer",
-                    notices: Sequence[str] = (), **_: Any) -> WriterOutput:
-        self.calls.append({"query": query, "history": list(history), "feedback": regenerate_feedback,
-                           "passages": list(passages)})
+    async def write(
+        self,
+        *,
+        query: str,
+        passages: Sequence[Passage],
+        history: Sequence[Mapping[str, str]],
+        mode: str,
+        editorial_prompt: str | None,
+        budget: RequestBudget,
+        regenerate_feedback: list[str] | None = None,
+        task: str = "answer",
+        notices: Sequence[str] = (),
+        **_: Any,
+    ) -> WriterOutput:
+        self.calls.append(
+            {
+                "query": query,
+                "history": list(history),
+                "feedback": regenerate_feedback,
+                "passages": list(passages),
+            }
+        )
         out = self.script(passages, len(self.calls), regenerate_feedback)
         if isinstance(out, BaseException):
             raise out
@@ -100,8 +116,9 @@ class AppendingWriter(Writer):
         return out
 
 
-def facts_citing(*texts: str, needle: str = SOURCE_NEEDLE, layout: str = "paragraph"
-                 ) -> Callable[[Sequence[Passage]], list[Segment]]:
+def facts_citing(
+    *texts: str, needle: str = SOURCE_NEEDLE, layout: str = "paragraph"
+) -> Callable[[Sequence[Passage]], list[Segment]]:
     def extra(passages: Sequence[Passage]) -> list[Segment]:
         key = key_of(passages, needle)
         return [Segment(t, "fact", layout, (key,)) for t in texts]
@@ -114,8 +131,10 @@ def lead_and_facts(*texts: str, needle: str = SOURCE_NEEDLE) -> Script:
 
     def script(passages: Sequence[Passage], _call: int, _feedback: list[str] | None) -> list[Segment]:
         key = key_of(passages, needle)
-        return [Segment(LEAD_IN, "framing", "paragraph"),
-                *(Segment(t, "fact", "paragraph" if i == 0 else "continue", (key,)) for i, t in enumerate(texts))]
+        return [
+            Segment(LEAD_IN, "framing", "paragraph"),
+            *(Segment(t, "fact", "paragraph" if i == 0 else "continue", (key,)) for i, t in enumerate(texts)),
+        ]
 
     return script
 
@@ -160,8 +179,9 @@ class FailingFraming(FramingChecker):
     def __init__(self) -> None:
         self.calls = 0
 
-    async def check(self, query: str, framing: list[str], passages: list[Passage],
-                    budget: RequestBudget | None) -> list[bool]:
+    async def check(
+        self, query: str, framing: list[str], passages: list[Passage], budget: RequestBudget | None
+    ) -> list[bool]:
         self.calls += 1
         raise RuntimeError("framing model unreachable at http://10.0.0.7:8001")
 
@@ -175,8 +195,10 @@ def passages_in(messages: Sequence[Mapping[str, str]]) -> dict[str, str]:
     """``{key: rendered block}`` of the passages in the last user message the writer built."""
     content = messages[-1]["content"] if messages else ""
     found = list(_PASSAGE_LABEL.finditer(content))
-    return {m.group(1): content[m.start(): found[i + 1].start() if i + 1 < len(found) else len(content)]
-            for i, m in enumerate(found)}
+    return {
+        m.group(1): content[m.start() : found[i + 1].start() if i + 1 < len(found) else len(content)]
+        for i, m in enumerate(found)
+    }
 
 
 class RecordingEngine(Engine):
@@ -189,15 +211,23 @@ class RecordingEngine(Engine):
         self.reply = reply
         self.calls: list[list[dict[str, str]]] = []
 
-    async def generate(self, messages: list[dict[str, str]], *, role: str, json_schema: dict[str, Any] | None = None,
-                       max_tokens: int = 512, temperature: float = 0.0, deadline: float | None = None
-                       ) -> Generation:
+    async def generate(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        role: str,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        deadline: float | None = None,
+    ) -> Generation:
         self.calls.append([dict(m) for m in messages])
         data = {"segments": self.reply(messages, len(self.calls))}
         return Generation(json.dumps(data, ensure_ascii=False), record(role), parsed=data)
 
-    async def classify(self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
-                       ) -> list[Classification]:
+    async def classify(
+        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
+    ) -> list[Classification]:
         raise NotImplementedError("RecordingEngine only generates")
 
 
@@ -207,25 +237,36 @@ class GarbageEngine(Engine):
     name = "garbage"
     model = "garbage"
 
-    async def generate(self, messages: list[dict[str, str]], *, role: str, json_schema: dict[str, Any] | None = None,
-                       max_tokens: int = 512, temperature: float = 0.0, deadline: float | None = None
-                       ) -> Generation:
+    async def generate(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        role: str,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        deadline: float | None = None,
+    ) -> Generation:
         raise ModelOutputError("not JSON", record=record(role))
 
-    async def classify(self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
-                       ) -> list[Classification]:
+    async def classify(
+        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
+    ) -> list[Classification]:
         return [Classification({"??": 1.0}, record(role)) for _ in prompts]
 
 
-def segments_citing(messages: Sequence[Mapping[str, str]], *texts: str, needle: str = SOURCE_NEEDLE,
-                    lead_in: bool = True) -> list[dict[str, Any]]:
+def segments_citing(
+    messages: Sequence[Mapping[str, str]], *texts: str, needle: str = SOURCE_NEEDLE, lead_in: bool = True
+) -> list[dict[str, Any]]:
     """Segment dicts (the LLM writer's JSON) for ``texts`` citing the passage that contains ``needle``."""
     blocks = passages_in(messages)
     key = next((k for k, block in blocks.items() if needle in block), None)
     assert key is not None, f"no passage in the prompt contains {needle!r}"
     out = [{"text": LEAD_IN, "kind": "framing", "cites": [], "layout": "paragraph"}] if lead_in else []
-    out += [{"text": t, "kind": "fact", "cites": [key], "layout": "continue" if i else "paragraph"}
-            for i, t in enumerate(texts)]
+    out += [
+        {"text": t, "kind": "fact", "cites": [key], "layout": "continue" if i else "paragraph"}
+        for i, t in enumerate(texts)
+    ]
     return out
 
 
@@ -238,13 +279,22 @@ def config(tmp: Path, index_dir: Path, **updates: Any) -> Any:
     changes = {}
     for name, value in updates.items():
         current = getattr(cfg, name)
-        changes[name] = current.model_copy(update=value) if isinstance(value, dict) and hasattr(
-            current, "model_copy") else value
+        changes[name] = (
+            current.model_copy(update=value)
+            if isinstance(value, dict) and hasattr(current, "model_copy")
+            else value
+        )
     return cfg.model_copy(update=changes)
 
 
-def build_pipeline(cfg: Any, retriever: Any, *, writer: Writer | None = None, judge: Judge | None = None,
-                   framing: FramingChecker | None = None) -> Any:
+def build_pipeline(
+    cfg: Any,
+    retriever: Any,
+    *,
+    writer: Writer | None = None,
+    judge: Judge | None = None,
+    framing: FramingChecker | None = None,
+) -> Any:
     """The in-process pipeline with any of writer, judge, framing checker replaced by a fake."""
     pipeline = factory.build_inprocess(cfg, retriever=retriever)
     if writer is not None:

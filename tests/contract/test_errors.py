@@ -64,8 +64,13 @@ def test_413_without_content_length_is_counted_while_reading(demo_client: TestCl
 @pytest.mark.parametrize("path", [*ANSWER_ROUTES, "/playground", "/search", "/conversations"])
 def test_401_same_body_for_every_cause(demo_client: TestClient, path: str) -> None:
     bodies = []
-    for headers in ({}, {"X-API-Key": "salah"}, {"X-API-Key": ""}, {"x-api-key": HEADERS["X-API-Key"] + "x"},
-                    {"Authorization": "Bearer abc"}):
+    for headers in (
+        {},
+        {"X-API-Key": "salah"},
+        {"X-API-Key": ""},
+        {"x-api-key": HEADERS["X-API-Key"] + "x"},
+        {"Authorization": "Bearer abc"},
+    ):
         resp = demo_client.post(path, json={"query": BUDGET_QUESTION}, headers=headers)
         bodies.append(_plain_error(resp, 401))
     assert all(b == bodies[0] for b in bodies)
@@ -110,7 +115,9 @@ INVALID_BODIES: dict[str, Any] = {
 
 @pytest.mark.parametrize("path", ANSWER_ROUTES)
 @pytest.mark.parametrize("case", list(INVALID_BODIES))
-def test_422_invalid_bodies_name_the_failing_fields_only(demo_client: TestClient, path: str, case: str) -> None:
+def test_422_invalid_bodies_name_the_failing_fields_only(
+    demo_client: TestClient, path: str, case: str
+) -> None:
     resp = post(demo_client, path, INVALID_BODIES[case])
     body = _plain_error(resp, 422)
     assert body["error"] == "validation_error"
@@ -155,7 +162,9 @@ def test_422_editorial_prompt_checked_before_identity(demo_client: TestClient, p
 
 
 def test_editorial_prompt_is_unknown_outside_playground(demo_client: TestClient) -> None:
-    _plain_error(post(demo_client, "/query/v2", {"query": BUDGET_QUESTION, "editorial_prompt": "Jawab."}), 422)
+    _plain_error(
+        post(demo_client, "/query/v2", {"query": BUDGET_QUESTION, "editorial_prompt": "Jawab."}), 422
+    )
 
 
 # ---------------------------------------------------------------------------- 503, 404, 409
@@ -169,16 +178,27 @@ def test_503_playground_while_verified_identity_is_off(demo_client: TestClient) 
 
 @pytest.mark.parametrize("path", ANSWER_ROUTES)
 def test_404_unknown_conversation(demo_client: TestClient, path: str) -> None:
-    body = _plain_error(post(demo_client, path, {"query": BUDGET_QUESTION, "conversation_id": "tidak-ada"}), 404)
+    body = _plain_error(
+        post(demo_client, path, {"query": BUDGET_QUESTION, "conversation_id": "tidak-ada"}), 404
+    )
     assert body["error"] == "not_found"
     _plain_error(demo_client.get("/conversations/tidak-ada", headers=HEADERS), 404)
 
 
-@pytest.mark.parametrize(("first", "second"), [("/query", "/query/v2"), ("/query/v2", "/query"),
-                                               ("/query/stream", "/query/v2/stream"),
-                                               ("/query/v2/stream", "/query/stream"),
-                                               ("/query", "/query/v2/stream"), ("/query/v2", "/query/stream")])
-def test_409_conversation_belongs_to_the_first_family(demo_client: TestClient, first: str, second: str) -> None:
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("/query", "/query/v2"),
+        ("/query/v2", "/query"),
+        ("/query/stream", "/query/v2/stream"),
+        ("/query/v2/stream", "/query/stream"),
+        ("/query", "/query/v2/stream"),
+        ("/query/v2", "/query/stream"),
+    ],
+)
+def test_409_conversation_belongs_to_the_first_family(
+    demo_client: TestClient, first: str, second: str
+) -> None:
     created = demo_client.post("/conversations", headers=HEADERS)
     assert created.status_code == 201
     cid = created.json()["conversation_id"]
@@ -186,8 +206,12 @@ def test_409_conversation_belongs_to_the_first_family(demo_client: TestClient, f
     body = _plain_error(post(demo_client, second, {"query": BUDGET_QUESTION, "conversation_id": cid}), 409)
     assert body["error"] == "conversation_route_conflict"
     # Changing the sources does not release it.
-    _plain_error(post(demo_client, second, {"query": BUDGET_QUESTION, "conversation_id": cid,
-                                            "selection": "anggaran"}), 409)
+    _plain_error(
+        post(
+            demo_client, second, {"query": BUDGET_QUESTION, "conversation_id": cid, "selection": "anggaran"}
+        ),
+        409,
+    )
     # The owning family still answers in it.
     follow = post(demo_client, first, {"query": "Dan tahun 2024?", "conversation_id": cid})
     assert follow.status_code == 200
@@ -207,8 +231,15 @@ def test_a_conversation_answered_by_v2_first_is_v2s(demo_client: TestClient) -> 
 # ---------------------------------------------------------------------------- 200 refusals
 
 
-@pytest.mark.parametrize("scope", [{"selection": "tidak-ada"}, {"document_ids": ["tidak-ada"]},
-                                   {"document_ids": []}, {"selection": "tidak-ada", "document_ids": ["x"]}])
+@pytest.mark.parametrize(
+    "scope",
+    [
+        {"selection": "tidak-ada"},
+        {"document_ids": ["tidak-ada"]},
+        {"document_ids": []},
+        {"selection": "tidak-ada", "document_ids": ["x"]},
+    ],
+)
 def test_source_scope_empty_before_any_tool(demo_client: TestClient, scope: dict[str, Any]) -> None:
     request = {"query": BUDGET_QUESTION, **scope}
     body = post(demo_client, "/query/v2", request).json()
@@ -228,8 +259,11 @@ def test_source_scope_empty_before_any_tool(demo_client: TestClient, scope: dict
 
 def test_source_scope_empty_also_for_a_memory_question_in_a_follow_up(demo_client: TestClient) -> None:
     cid = post(demo_client, "/query/v2", {"query": BUDGET_QUESTION}).json()["conversation_id"]
-    body = post(demo_client, "/query/v2", {"query": "Apa yang tadi saya tanyakan?", "conversation_id": cid,
-                                           "selection": "tidak-ada"}).json()
+    body = post(
+        demo_client,
+        "/query/v2",
+        {"query": "Apa yang tadi saya tanyakan?", "conversation_id": cid, "selection": "tidak-ada"},
+    ).json()
     assert body["fallback_reason"] == "source_scope_empty" and body["usage"]["model_calls"] == 0
 
 
@@ -292,8 +326,9 @@ def test_429_per_key_with_retry_after(demo_index: Path, demo_retriever: Any, tmp
 # ---------------------------------------------------------------------------- one app, several loops
 
 
-def test_the_same_app_keeps_judging_across_event_loops(demo_index: Path, demo_retriever: Any,
-                                                       tmp_path: Path) -> None:
+def test_the_same_app_keeps_judging_across_event_loops(
+    demo_index: Path, demo_retriever: Any, tmp_path: Path
+) -> None:
     """Each ``TestClient`` context (like each ``asyncio.run`` of the CLI or test_graph's in-process
     comparison) runs the app on a new event loop; the judge must still answer on the second one."""
     from serve_app import factory
@@ -307,3 +342,13 @@ def test_the_same_app_keeps_judging_across_event_loops(demo_index: Path, demo_re
             verdicts.append([(c["verdict"], c["unverified_reason"]) for c in body["claims"]])
     assert verdicts[0] == [("supported", None)]
     assert verdicts[1] == verdicts[0], f"second event loop: {verdicts[1]}"
+
+
+def test_unknown_document_ids_are_ignored(demo_client: TestClient, demo_retriever: Any) -> None:
+    doc = next(d for d in demo_retriever.documents() if "2023" in d.document_id and "apba" in d.document_id)
+    body = post(
+        demo_client, "/query/v2", {"query": BUDGET_QUESTION, "document_ids": [doc.document_id, "x"]}
+    ).json()
+    assert_v2_body(body)
+    assert body["fallback_reason"] is None and body["citations"]
+    assert {c["document_id"] for c in body["citations"]} == {doc.document_id}

@@ -4,6 +4,7 @@ the contract names, and nothing unverified is ever "supported"."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,8 +57,14 @@ def env(tmp_path: Path, demo_index: Path, demo_retriever: Any) -> dict[str, Any]
     return {"tmp": tmp_path, "index": demo_index, "retriever": demo_retriever}
 
 
-def _answer(env: dict[str, Any], *, query: str = BUDGET_QUESTION, cfg_updates: dict[str, Any] | None = None,
-            path: str = "/query/v2", **fakes: Any) -> dict[str, Any]:
+def _answer(
+    env: dict[str, Any],
+    *,
+    query: str = BUDGET_QUESTION,
+    cfg_updates: dict[str, Any] | None = None,
+    path: str = "/query/v2",
+    **fakes: Any,
+) -> dict[str, Any]:
     cfg = config(env["tmp"], env["index"], **(cfg_updates or {}))
     with client_for(cfg, env["retriever"], **fakes) as client:
         resp = post(client, path, {"query": query})
@@ -106,7 +113,9 @@ def test_judge_function_raising_is_judge_unavailable_too(env: dict[str, Any]) ->
     pipeline.annotator = Annotator(broken, EmbeddedFramingChecker())
     from starlette.testclient import TestClient
 
-    with TestClient(factory.build_inprocess_app(cfg, retriever=env["retriever"], pipeline=pipeline)) as client:
+    with TestClient(
+        factory.build_inprocess_app(cfg, retriever=env["retriever"], pipeline=pipeline)
+    ) as client:
         body = post(client, "/query/v2", {"query": BUDGET_QUESTION}).json()
     assert_v2_body(body)
     assert set(_marks(body)) == {("unverified", "judge_unavailable")}
@@ -114,11 +123,13 @@ def test_judge_function_raising_is_judge_unavailable_too(env: dict[str, Any]) ->
 
 def test_slow_judge_past_the_deadline_is_unverified_deadline(env: dict[str, Any]) -> None:
     async def slow(_call: int, _items: list[JudgeItem]) -> None:
-        await asyncio.sleep(5)
+        await asyncio.sleep(30)
 
     started = time.perf_counter()
-    body = _answer(env, query=MANY_CLAIMS, cfg_updates={"budgets": {"deadline_s": 1.0}}, judge=ScriptedJudge(slow))
-    assert time.perf_counter() - started < 4, "the request must end at its deadline, not the judge's"
+    body = _answer(
+        env, query=MANY_CLAIMS, cfg_updates={"budgets": {"deadline_s": 2.0}}, judge=ScriptedJudge(slow)
+    )
+    assert time.perf_counter() - started < 6, "the request must end at its deadline, not the judge's"
     assert body["claims"] and set(_marks(body)) == {("unverified", "deadline")}
     assert body["faithfulness"]["unverified_reasons"]["deadline"] == len(body["claims"])
     assert body["faithfulness"]["verification"] == "none"
@@ -129,10 +140,14 @@ def test_a_batch_back_before_the_deadline_keeps_its_verdicts(env: dict[str, Any]
 
     async def late_recheck(round_: int, _items: list[JudgeItem]) -> None:
         if round_ >= 2:
-            await asyncio.sleep(5)
+            await asyncio.sleep(30)
 
-    body = _answer(env, cfg_updates={"budgets": {"deadline_s": 1.0}}, judge=ScriptedJudge(late_recheck),
-                   writer=AppendingWriter(facts_citing(ALTERED_FACT)))
+    body = _answer(
+        env,
+        cfg_updates={"budgets": {"deadline_s": 2.0}},
+        judge=ScriptedJudge(late_recheck),
+        writer=AppendingWriter(facts_citing(ALTERED_FACT)),
+    )
     altered = _by_text(body, ALTERED_FACT)
     assert (altered["verdict"], altered["unverified_reason"]) == ("unverified", "deadline")
     others = [c for c in body["claims"] if c is not altered]
@@ -232,26 +247,34 @@ def test_framing_check_failing_marks_every_framing_uncited(env: dict[str, Any]) 
 def test_framing_that_cites_a_passage_is_judged_as_a_fact(env: dict[str, Any]) -> None:
     def script(passages: Sequence[Passage], _call: int, _fb: Any) -> list[Segment]:
         key = key_of(passages, SOURCE_NEEDLE)
-        return [Segment(TRUE_FACT, "framing", "paragraph", (key,)),
-                Segment(ALTERED_FACT, "framing", "continue", (key,))]
+        return [
+            Segment(TRUE_FACT, "framing", "paragraph", (key,)),
+            Segment(ALTERED_FACT, "framing", "continue", (key,)),
+        ]
 
     body = _answer(env, writer=ScriptedWriter(script))
-    assert [(c["kind"], c["verdict"]) for c in body["claims"]] == [("framing", "supported"),
-                                                                   ("framing", "unsupported")]
+    assert [(c["kind"], c["verdict"]) for c in body["claims"]] == [
+        ("framing", "supported"),
+        ("framing", "unsupported"),
+    ]
     assert body["framing"] == []
 
 
 def test_uncited_and_invalid_citations(env: dict[str, Any]) -> None:
     def script(passages: Sequence[Passage], _call: int, _fb: Any) -> list[Segment]:
         key = key_of(passages, SOURCE_NEEDLE)
-        return [Segment(TRUE_FACT, "fact", "paragraph", (key, "P99")),
-                Segment("Anggaran itu naik tiga kali lipat.", "fact", "continue"),
-                Segment("Dana itu juga dipakai untuk beasiswa.", "fact", "continue", ("P77",))]
+        return [
+            Segment(TRUE_FACT, "fact", "paragraph", (key, "P99")),
+            Segment("Anggaran itu naik tiga kali lipat.", "fact", "continue"),
+            Segment("Dana itu juga dipakai untuk beasiswa.", "fact", "continue", ("P77",)),
+        ]
 
     body = _answer(env, writer=ScriptedWriter(script))
     judged, uncited, invalid = body["claims"]
     assert (judged["verdict"], judged["invalid_citation_keys"]) == ("supported", ["P99"])
-    assert [p["citation_key"] for p in judged["citations"]] == [k for k in judged["citation_keys"] if k != "P99"]
+    assert [p["citation_key"] for p in judged["citations"]] == [
+        k for k in judged["citation_keys"] if k != "P99"
+    ]
     assert uncited["verdict"] == "uncited" and invalid["verdict"] == "invalid_citation"
     assert invalid["invalid_citation_keys"] == ["P77"] and invalid["citations"] == []
     assert "P77" not in {c["citation_key"] for c in body["citations"]}
@@ -274,8 +297,9 @@ def test_agent_output_invalid_twice_is_unparseable_completion(env: dict[str, Any
 
 
 def test_agent_output_unreadable_twice_is_unparseable_completion(env: dict[str, Any]) -> None:
-    writer = ScriptedWriter(lambda *_: WriterOutput(None, CallRecord("agent", "fake", "x"), ["not JSON"],
-                                                    raw="{oops"))
+    writer = ScriptedWriter(
+        lambda *_: WriterOutput(None, CallRecord("agent", "fake", "x"), ["not JSON"], raw="{oops")
+    )
     body = _answer(env, writer=writer)
     assert body["fallback_reason"] == "unparseable_completion" and "oops" not in body["answer"]
 
@@ -288,8 +312,11 @@ def test_agent_output_fixed_on_regeneration_is_published(env: dict[str, Any]) ->
 
 
 def test_writer_timeout_is_model_timeout(env: dict[str, Any]) -> None:
-    writer = ScriptedWriter(lambda *_: ModelTimeout("read timeout", record=CallRecord(
-        "agent", "fake", "x", ok=False, error="timeout")))
+    writer = ScriptedWriter(
+        lambda *_: ModelTimeout(
+            "read timeout", record=CallRecord("agent", "fake", "x", ok=False, error="timeout")
+        )
+    )
     body = _answer(env, writer=writer)
     assert body["fallback_reason"] == "model_timeout" and body["claims"] == []
     v1 = _answer(env, writer=writer, path="/query")
@@ -302,8 +329,11 @@ SERVER_TEXT = "upstream 500: CUDA out of memory at http://10.1.2.3:8000 token=sk
 
 @pytest.mark.parametrize("path", ["/query/v2", "/query"])
 def test_writer_model_failure_is_502_with_fixed_text(env: dict[str, Any], path: str) -> None:
-    writer = ScriptedWriter(lambda *_: ModelUnavailable(SERVER_TEXT, record=CallRecord(
-        "agent", "fake", "x", ok=False, error="unavailable")))
+    writer = ScriptedWriter(
+        lambda *_: ModelUnavailable(
+            SERVER_TEXT, record=CallRecord("agent", "fake", "x", ok=False, error="unavailable")
+        )
+    )
     cfg = config(env["tmp"], env["index"])
     with client_for(cfg, env["retriever"], writer=writer) as client:
         resp = post(client, path, {"query": BUDGET_QUESTION})
@@ -331,7 +361,9 @@ def _context_tokens_leaving(room: int) -> int:
 
 
 @pytest.mark.parametrize(("room", "tools_ran"), [(-50, False), (3, True)])
-def test_context_budget_exhausted_v2_200_unchecked_v1_413(env: dict[str, Any], room: int, tools_ran: bool) -> None:
+def test_context_budget_exhausted_v2_200_unchecked_v1_413(
+    env: dict[str, Any], room: int, tools_ran: bool
+) -> None:
     cfg = config(env["tmp"], env["index"], budgets={"context_tokens": _context_tokens_leaving(room)})
     with client_for(cfg, env["retriever"]) as client:
         v2 = post(client, "/query/v2", {"query": BUDGET_QUESTION})
@@ -375,8 +407,9 @@ class _FailingSearch(LocalRetrieverPort):
 
 @pytest.mark.parametrize("port", [_EmptySearch, _FailingSearch])
 def test_nothing_readable_after_tools_is_404(env: dict[str, Any], port: type[LocalRetrieverPort]) -> None:
-    from serve_app import factory
     from starlette.testclient import TestClient
+
+    from serve_app import factory
 
     cfg = config(env["tmp"], env["index"])
     pipeline = factory.build_inprocess(cfg, retriever=env["retriever"])
@@ -390,3 +423,73 @@ def test_nothing_readable_after_tools_is_404(env: dict[str, Any], port: type[Loc
     frames = parse_sse(stream.text)
     assert_v2_stream(frames)
     assert frames[0][0] == "tool.started" and frames[-1][0] == "error" and frames[-1][1]["status"] == 404
+
+
+# ---------------------------------------------------------------------------- answer-side Policy Guard
+
+
+def _with_a_link(passages: Sequence[Passage], _call: int, _feedback: Any) -> list[Segment]:
+    key = key_of(passages, SOURCE_NEEDLE)
+    return [
+        Segment(TRUE_FACT, "fact", "paragraph", (key,)),
+        Segment("Unduh rinciannya di www.malapp.xyz sekarang.", "fact", "continue", (key,)),
+    ]
+
+
+def test_answer_blocked_by_the_guard_keeps_counts_but_publishes_no_claim(env: dict[str, Any]) -> None:
+    cfg = config(env["tmp"], env["index"])
+    with client_for(cfg, env["retriever"], writer=ScriptedWriter(_with_a_link)) as client:
+        body = post(client, "/query/v2", {"query": BUDGET_QUESTION}).json()
+        frames = parse_sse(post(client, "/query/v2/stream", {"query": BUDGET_QUESTION}).text)
+        v1 = post(client, "/query", {"query": BUDGET_QUESTION}).json()
+    assert_v2_body(body)
+    validate_against_schema(body, "query_v2_response")
+    assert body["fallback_reason"] == "policy_blocked" and body["tool_executed"] is True
+    assert body["claims"] == [] and body["framing"] == [] and body["citations"] == []
+    assert "malapp" not in body["answer"] and TRUE_FIGURE not in body["answer"]
+    faith = body["faithfulness"]
+    assert (faith["supported"], faith["unsupported"], faith["claims_total"]) == (1, 1, 2)
+    assert body["grounding_rate"] == 0.5 and faith["verification"] == "none"
+    seen = assert_v2_stream(frames, body=body)
+    assert seen["passages"] == [] and "guard.blocked" in [e for e, _ in frames]
+    assert "malapp" not in json.dumps(frames)
+    # v1 removed the unsupported sentence before the guard read the answer: nothing left to block.
+    assert "malapp" not in v1["answer"] and v1["dropped_claims_count"] == 1
+    assert_v1_body(v1)
+
+
+# ---------------------------------------------------------------------------- every layout, astral text
+
+
+def _every_layout(passages: Sequence[Passage], _call: int, _feedback: Any) -> list[Segment]:
+    key = key_of(passages, SOURCE_NEEDLE)
+    return [
+        Segment("Anggaran 📊 pendidikan", "framing", "heading"),
+        Segment("Halo 👋 berikut datanya:", "framing", "paragraph"),
+        Segment(TRUE_FACT, "fact", "list_item", (key,)),
+        Segment(ALTERED_FACT, "fact", "continue", (key,)),
+        Segment("Urusan | Belanja 𝟐𝟎𝟐𝟑", "framing", "table_header"),
+        Segment("Pendidikan | Rp871.667.219.294", "fact", "table_row", (key,)),
+    ]
+
+
+def test_every_layout_and_astral_characters_keep_exact_offsets(env: dict[str, Any]) -> None:
+    body = _answer(env, writer=ScriptedWriter(_every_layout))
+    answer = body["answer"]
+    assert answer.startswith("## Anggaran 📊 pendidikan\n\n") and "\n| --- | --- |\n" in answer
+    assert "- " + TRUE_FACT + " " + ALTERED_FACT in answer
+    spans = sorted(body["claims"] + body["framing"], key=lambda s: s["start"])
+    assert [s["layout"] for s in spans] == [
+        "heading",
+        "paragraph",
+        "list_item",
+        "continue",
+        "table_header",
+        "table_row",
+    ]
+    row = spans[-1]
+    assert row["end_utf16"] - row["end"] == 6, "two astral emoji and four astral digits before the row end"
+    assert answer.encode("utf-16-le")[2 * row["start_utf16"] : 2 * row["end_utf16"]].decode("utf-16-le") == (
+        "Pendidikan | Rp871.667.219.294"
+    )
+    assert body["faithfulness"]["unlocated_total"] == 0

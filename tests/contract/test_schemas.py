@@ -24,7 +24,9 @@ def test_checker_reads_the_directory_the_exporter_writes() -> None:
 
 def test_no_committed_schema_is_missing_or_stale() -> None:
     committed = {p.name.removesuffix(".schema.json") for p in WIRE_DIR.glob("*.schema.json")}
-    assert committed == set(GENERATED), f"missing {set(GENERATED) - committed}, extra {committed - set(GENERATED)}"
+    assert committed == set(GENERATED), (
+        f"missing {set(GENERATED) - committed}, extra {committed - set(GENERATED)}"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(GENERATED))
@@ -36,23 +38,49 @@ def test_committed_schema_equals_the_generated_one(name: str) -> None:
 
 
 def test_every_sse_event_has_a_schema() -> None:
-    for event in ("tool.started", "tool.finished", "message.start", "trace", "citation", "passage",
-                  "guard.blocked", "annotations", "answer.delta", "done", "error", "faithfulness"):
+    for event in (
+        "tool.started",
+        "tool.finished",
+        "message.start",
+        "trace",
+        "citation",
+        "passage",
+        "guard.blocked",
+        "annotations",
+        "answer.delta",
+        "done",
+        "error",
+        "faithfulness",
+    ):
         assert f"event.{event}" in GENERATED
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "serve_app/schemas.py: fields with a default (schema, published, history_truncated, "
-    "history_exchanges_in_view) are not 'required' in the serialization JSON Schema, so a body without "
-    "'schema' validates; pydantic's json_schema_serialization_defaults_required=True would fix it but also "
-    "make the opt-in fields and faithfulness.checked required, which dump() leaves out"))
-@pytest.mark.parametrize(("name", "always"), [
-    ("query_v2_response", ("schema", "answer", "claims", "framing", "faithfulness", "conversation_id",
-                           "message_id", "history_truncated", "history_exchanges_in_view", "claims_supported",
-                           "claims_total", "grounding_rate", "fallback_used", "fallback_reason")),
-    ("playground_response", ("schema", "published", "playground_run_id", "latency_ms")),
-    ("event.message.start", ("schema",)),
-])
+@pytest.mark.parametrize(
+    ("name", "always"),
+    [
+        (
+            "query_v2_response",
+            (
+                "schema",
+                "answer",
+                "claims",
+                "framing",
+                "faithfulness",
+                "conversation_id",
+                "message_id",
+                "history_truncated",
+                "history_exchanges_in_view",
+                "claims_supported",
+                "claims_total",
+                "grounding_rate",
+                "fallback_used",
+                "fallback_reason",
+            ),
+        ),
+        ("playground_response", ("schema", "published", "playground_run_id", "latency_ms")),
+        ("event.message.start", ("schema",)),
+    ],
+)
 def test_fields_every_body_carries_are_required(name: str, always: tuple[str, ...]) -> None:
     """A client validating against the published schema must be able to rely on these keys."""
     required = set(GENERATED[name].get("required", []))
@@ -60,25 +88,51 @@ def test_fields_every_body_carries_are_required(name: str, always: tuple[str, ..
 
 
 def _faithfulness() -> dict[str, Any]:
-    return {"mechanism": "annotate-v2", "judge_status": "skipped", "framing_check": "skipped", "claims_total": 0,
-            "supported": 0, "unsupported": 0, "unverified": 0, "uncited": 0, "invalid_citation": 0,
-            "from_conversation": 0, "unverified_reasons": {r: 0 for r in ("deadline", "budget",
-                                                                          "judge_unavailable", "unparseable",
-                                                                          "disputed")},
-            "framing_total": 0, "unlocated_total": 1, "verification": "none",
-            "grounding": {"claims_supported": 0, "claims_total": 0, "grounding_rate": None}}
+    return {
+        "mechanism": "annotate-v2",
+        "judge_status": "skipped",
+        "framing_check": "skipped",
+        "claims_total": 0,
+        "supported": 0,
+        "unsupported": 0,
+        "unverified": 0,
+        "uncited": 0,
+        "invalid_citation": 0,
+        "from_conversation": 0,
+        "unverified_reasons": {
+            r: 0 for r in ("deadline", "budget", "judge_unavailable", "unparseable", "disputed")
+        },
+        "framing_total": 0,
+        "unlocated_total": 1,
+        "verification": "none",
+        "grounding": {"claims_supported": 0, "claims_total": 0, "grounding_rate": None},
+    }
 
 
-@pytest.mark.parametrize(("change", "valid"), [
-    ({}, True),
-    ({"checked": False}, True),
-    ({"verification": "mostly"}, False),
-    ({"judge_status": "done"}, False),
-    ({"extra": 1}, False),
-])
-def test_faithfulness_schema_accepts_the_contract_and_rejects_the_rest(change: dict[str, Any], valid: bool) -> None:
-    frame = {**_faithfulness(), **change, "fallback_used": True, "fallback_reason": "source_scope_empty",
-             "claims_supported": 0, "claims_total": 0, "grounding_rate": None, "claims": [], "framing": []}
+@pytest.mark.parametrize(
+    ("change", "valid"),
+    [
+        ({}, True),
+        ({"checked": False}, True),
+        ({"verification": "mostly"}, False),
+        ({"judge_status": "done"}, False),
+        ({"extra": 1}, False),
+    ],
+)
+def test_faithfulness_schema_accepts_the_contract_and_rejects_the_rest(
+    change: dict[str, Any], valid: bool
+) -> None:
+    frame = {
+        **_faithfulness(),
+        **change,
+        "fallback_used": True,
+        "fallback_reason": "source_scope_empty",
+        "claims_supported": 0,
+        "claims_total": 0,
+        "grounding_rate": None,
+        "claims": [],
+        "framing": [],
+    }
     if valid:
         validate_against_schema(frame, "event.annotations")
     else:
@@ -87,12 +141,34 @@ def test_faithfulness_schema_accepts_the_contract_and_rejects_the_rest(change: d
 
 
 def test_claim_schema_rejects_unknown_verdicts_and_reasons() -> None:
-    claim = {"start": 0, "end": 4, "start_utf16": 0, "end_utf16": 4, "kind": "fact", "layout": "paragraph",
-             "citation_keys": ["P1"], "verdict": "supported", "unverified_reason": None, "invalid_citation_keys": []}
-    frame = {**_faithfulness(), "fallback_used": False, "fallback_reason": None, "claims_supported": 0,
-             "claims_total": 0, "grounding_rate": None, "framing": []}
+    claim = {
+        "start": 0,
+        "end": 4,
+        "start_utf16": 0,
+        "end_utf16": 4,
+        "kind": "fact",
+        "layout": "paragraph",
+        "citation_keys": ["P1"],
+        "verdict": "supported",
+        "unverified_reason": None,
+        "invalid_citation_keys": [],
+    }
+    frame = {
+        **_faithfulness(),
+        "fallback_used": False,
+        "fallback_reason": None,
+        "claims_supported": 0,
+        "claims_total": 0,
+        "grounding_rate": None,
+        "framing": [],
+    }
     validate_against_schema({**frame, "claims": [claim]}, "event.annotations")
-    for bad in ({"verdict": "grounded"}, {"unverified_reason": "slow"}, {"layout": "bullet"}, {"kind": "claim"}):
+    for bad in (
+        {"verdict": "grounded"},
+        {"unverified_reason": "slow"},
+        {"layout": "bullet"},
+        {"kind": "claim"},
+    ):
         with pytest.raises(AssertionError):
             validate_against_schema({**frame, "claims": [{**claim, **bad}]}, "event.annotations")
 
@@ -118,19 +194,33 @@ def test_openapi_serves_without_credentials_and_resolves(demo_client: TestClient
     for ref in _refs(doc):
         assert ref.startswith("#/components/schemas/"), ref
         assert ref.removeprefix("#/components/schemas/") in components, f"dangling {ref}"
-    for path in ("/search", "/query", "/query/stream", "/query/v2", "/query/v2/stream", "/playground",
-                 "/conversations", "/conversations/{conversation_id}", "/healthz", "/metrics"):
+    for path in (
+        "/search",
+        "/query",
+        "/query/stream",
+        "/query/v2",
+        "/query/v2/stream",
+        "/playground",
+        "/conversations",
+        "/conversations/{conversation_id}",
+        "/healthz",
+        "/metrics",
+    ):
         assert path in doc["paths"], path
 
 
-@pytest.mark.parametrize(("path", "request_model", "response_model", "wire"), [
-    ("/query/v2", "QueryV2Request", "QueryV2Response", "query_v2_response"),
-    ("/query", "QueryRequest", "QueryV1Response", "query_v1_response"),
-    ("/playground", "PlaygroundRequest", "PlaygroundResponse", "playground_response"),
-    ("/search", "SearchRequest", "SearchResponse", "search_response"),
-])
-def test_openapi_references_the_committed_models(demo_client: TestClient, path: str, request_model: str,
-                                                 response_model: str, wire: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "request_model", "response_model", "wire"),
+    [
+        ("/query/v2", "QueryV2Request", "QueryV2Response", "query_v2_response"),
+        ("/query", "QueryRequest", "QueryV1Response", "query_v1_response"),
+        ("/playground", "PlaygroundRequest", "PlaygroundResponse", "playground_response"),
+        ("/search", "SearchRequest", "SearchResponse", "search_response"),
+    ],
+)
+def test_openapi_references_the_committed_models(
+    demo_client: TestClient, path: str, request_model: str, response_model: str, wire: str
+) -> None:
     doc = demo_client.get("/openapi.json").json()
     op = doc["paths"][path]["post"]
     assert op["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("/" + request_model)

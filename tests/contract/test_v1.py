@@ -58,19 +58,28 @@ def test_unsupported_sentence_is_removed_and_counted(altered_client: TestClient)
     v2 = post(altered_client, "/query/v2", {"query": BUDGET_QUESTION}).json()
     assert any(c["text"] == ALTERED_FACT and c["verdict"] == "unsupported" for c in v2["claims"])
     assert ALTERED_FACT in v2["answer"], "v2 marks, never removes"
-    assert ALTERED_FACT not in v1["answer"] and "219.295" not in v1["answer"], "v1 removes what is not supported"
+    assert ALTERED_FACT not in v1["answer"] and "219.295" not in v1["answer"], (
+        "v1 removes what is not supported"
+    )
     assert TRUE_FIGURE in v1["answer"]
     assert v1["fallback_used"] is False
     assert v1["dropped_claims_count"] == 1 and v1["dropped_claim_reasons"] == {"unsupported": 1}
-    assert [e["text"] for e in v1["claim_map"]] == [c["text"] for c in v2["claims"] if c["verdict"] == "supported"]
+    assert [e["text"] for e in v1["claim_map"]] == [
+        c["text"] for c in v2["claims"] if c["verdict"] == "supported"
+    ]
     # v1 keeps the v2 figures (claims counted before removal) so one badge reads the same on both routes.
     assert (v1["claims_supported"], v1["claims_total"], v1["grounding_rate"]) == (
-        v2["claims_supported"], v2["claims_total"], v2["grounding_rate"])
+        v2["claims_supported"],
+        v2["claims_total"],
+        v2["grounding_rate"],
+    )
     assert v1["provenance_complete"] is True
     for entry in v1["claim_map"]:
-        assert v1["answer"][entry["start"]:entry["end"]] == entry["text"]
+        assert v1["answer"][entry["start"] : entry["end"]] == entry["text"]
         assert entry["citations"] and entry["citations"][0]["citation"]["chunk_id"]
-    assert {c["citation_key"] for c in v1["citations"]} == {k for e in v1["claim_map"] for k in e["citation_keys"]}
+    assert {c["citation_key"] for c in v1["citations"]} == {
+        k for e in v1["claim_map"] for k in e["citation_keys"]
+    }
 
 
 def test_v1_stream_faithfulness_frame_counts_removed_sentences(altered_client: TestClient) -> None:
@@ -95,8 +104,12 @@ def test_v1_stream_faithfulness_frame_counts_removed_sentences(altered_client: T
 
 def _one_true_two_altered(passages: Sequence[Passage], _call: int, _feedback: Any) -> list[Segment]:
     key = key_of(passages, SOURCE_NEEDLE)
-    return [Segment(LEAD_IN, "framing", "paragraph"), Segment(TRUE_FACT, "fact", "paragraph", (key,)),
-            Segment(ALTERED_FACT, "fact", "continue", (key,)), Segment(WRONG_SCALE_FACT, "fact", "continue", (key,))]
+    return [
+        Segment(LEAD_IN, "framing", "paragraph"),
+        Segment(TRUE_FACT, "fact", "paragraph", (key,)),
+        Segment(ALTERED_FACT, "fact", "continue", (key,)),
+        Segment(WRONG_SCALE_FACT, "fact", "continue", (key,)),
+    ]
 
 
 def test_refused_when_too_few_sentences_remain(tmp_path: Path, demo_index: Path, demo_retriever: Any) -> None:
@@ -122,13 +135,17 @@ def test_all_supported_answer_is_kept_whole(demo_client: TestClient) -> None:
     v1 = _v1(demo_client, {"query": BUDGET_QUESTION})
     v2 = post(demo_client, "/query/v2", {"query": BUDGET_QUESTION}).json()
     assert v2["faithfulness"]["verification"] == "full"
-    assert v1["answer"] == v2["answer"] and v1["dropped_claims_count"] == 0 and v1["dropped_claim_reasons"] == {}
+    assert (
+        v1["answer"] == v2["answer"] and v1["dropped_claims_count"] == 0 and v1["dropped_claim_reasons"] == {}
+    )
     assert len(v1["claim_map"]) == len(v2["claims"])
     assert strip_volatile(v1["citations"]) == strip_volatile(v2["citations"])
 
 
 def test_v1_opt_in_fields_only_when_asked(demo_client: TestClient) -> None:
     plain = _v1(demo_client, {"query": BUDGET_QUESTION})
-    asked = _v1(demo_client, {"query": BUDGET_QUESTION, "include_grounding": True, "include_provenance": True})
+    asked = _v1(
+        demo_client, {"query": BUDGET_QUESTION, "include_grounding": True, "include_provenance": True}
+    )
     for key in ("grounding", "used_docs", "tool_call_audit", "model_call_log"):
         assert key not in plain and isinstance(asked[key], list)

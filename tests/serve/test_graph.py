@@ -120,3 +120,35 @@ def test_graph_and_inprocess_pipeline_give_the_same_json(graph: dict[str, Any], 
         local = asyncio.run(pipeline.answer(QueryV2Request(query=question, include_provenance=True),
                                             Principal.anonymous(), route="v2")).body
         assert _stable(over_http) == _stable(local)
+
+
+def _demo_questions() -> list[str]:
+    import json
+
+    path = Path(__file__).resolve().parents[1] / "data" / "demo_questions.jsonl"
+    return [json.loads(line)["question"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_contract_holds_over_http_for_every_demo_question(graph: dict[str, Any]) -> None:
+    """Every invariant of CONTRACT.md, and the committed JSON Schemas, over the real graph."""
+    from tests.contract.checks import (
+        assert_v1_body,
+        assert_v2_body,
+        assert_v2_stream,
+        parse_sse,
+        validate_against_schema,
+    )
+
+    questions = _demo_questions()
+    for question in questions:
+        body = _post(graph, "/query/v2", {"query": question}).json()
+        assert_v2_body(body)
+        validate_against_schema(body, "query_v2_response")
+    for question in questions[::6]:
+        with httpx.stream("POST", graph["base"] + "/query/v2/stream", json={"query": question},
+                          headers={"X-API-Key": API_KEY}, timeout=60) as r:
+            assert r.status_code == 200
+            assert_v2_stream(parse_sse("".join(r.iter_text())))
+        v1 = _post(graph, "/query", {"query": question}).json()
+        assert_v1_body(v1)
+        validate_against_schema(v1, "query_v1_response")
