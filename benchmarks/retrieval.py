@@ -355,6 +355,27 @@ def speed(quick: bool, work: Path, keep_index: Path | None = None) -> dict[str, 
     }
 
 
+def numba_check() -> dict[str, float]:
+    """bm25s numba backend vs numpy on a synthetic 20,000-document corpus: first-query JIT cost and the
+    per-query time after it (the JIT is paid again by every new process)."""
+    import bm25s
+
+    rng = np.random.default_rng(0)
+    docs = [[str(x) for x in rng.integers(0, 5000, 80)] for _ in range(20000)]
+    queries = [[str(x) for x in rng.integers(0, 5000, 5)] for _ in range(50)]
+    out: dict[str, float] = {}
+    for backend in ("numpy", "numba"):
+        model = bm25s.BM25(backend=backend)
+        model.index(docs, show_progress=False)
+        t = time.perf_counter()
+        model.retrieve(queries[:1], k=50, show_progress=False)
+        out[f"{backend}_first_query_s"] = round(time.perf_counter() - t, 3)
+        t = time.perf_counter()
+        model.retrieve(queries, k=50, show_progress=False)
+        out[f"{backend}_ms_per_query"] = round((time.perf_counter() - t) / len(queries) * 1000, 3)
+    return out
+
+
 def _markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# Retrieval benchmark\n\n`{result['command']}` on {result['machine']}, {result['threads']} torch "
@@ -362,6 +383,8 @@ def _markdown(result: dict[str, Any]) -> str:
     ]
     q = result.get("quality")
     if q:
+        if "run" in q:
+            lines.append(f"Quality measured by `{q['run'].get('command')}` at {q['run'].get('date')}.\n")
         lines.append(
             f"## Quality (IDK-MRC + TyDiQA-id valid: {q['passages']} pooled passages, {q['questions']} "
             f"answerable questions; encoder {q['encoder']}; rrf_k={q['rrf_k']}, weights={q['weights']})\n"
@@ -387,6 +410,8 @@ def _markdown(result: dict[str, Any]) -> str:
             lines.append(f"\nTuned on a train sample: `{json.dumps(q['tuning_train'])}`\n")
     s = result.get("speed")
     if s:
+        if "run" in s:
+            lines.append(f"\nSpeed measured by `{s['run'].get('command')}` at {s['run'].get('date')}.")
         lines.append(f"\n## Speed ({s['corpus']}: {s['documents']} documents, {s['chunks']} chunks)\n")
         lines.append(
             f"Ingest {s['ingest_s']} s ({s['docs_per_s']} docs/s, {s['chunks_per_s']} chunks/s), "
@@ -402,6 +427,13 @@ def _markdown(result: dict[str, Any]) -> str:
             f"\nHybrid + rerank batched (32 per call): {s['hybrid_rerank_batched_qps']} queries/s; "
             f"single-query speed-up over the peer: {s['speedup_qps_vs_peer']}x.\n"
         )
+    n = result.get("numba")
+    if n:
+        lines.append(
+            f"\nbm25s backends (20,000 synthetic documents): numpy {n['numpy_ms_per_query']} ms/query; "
+            f"numba {n['numba_ms_per_query']} ms/query after a first query of {n['numba_first_query_s']} s "
+            "(JIT, paid by every new process), so the index uses numpy.\n"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -409,9 +441,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--part", choices=("quality", "speed", "all"), default="all")
+    parser.add_argument("--part", choices=("quality", "speed", "all", "none"), default="all")
     parser.add_argument("--quick", action="store_true", help="small subsets, under a minute or two")
     parser.add_argument("--tune", action="store_true", help="tune fusion and reranker weights on train first")
+    parser.add_argument("--numba-check", action="store_true", help="measure bm25s numba vs numpy backends")
     parser.add_argument("--keep-index", default=None, help="speed: build the legal index here, or reuse it")
     parser.add_argument("--out", default=None, help="results JSON name (default retrieval.json)")
     parser.add_argument(
@@ -426,6 +459,9 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     out_path = RESULTS / (args.out or ("retrieval_quick.json" if args.quick else "retrieval.json"))
     result: dict[str, Any] = json.loads(out_path.read_text()) if out_path.exists() else {}
+    for part in ("quality", "speed"):  # parts kept from an earlier run keep that run's command and date
+        if part in result and "run" not in result[part]:
+            result[part]["run"] = {k: result[k] for k in ("date", "command") if k in result}
     if args.merge:
         # Parts measured by separate runs (quality and speed ran as two processes): keep each run's header.
         other = json.loads((RESULTS / args.merge).read_text())
@@ -448,6 +484,8 @@ def main() -> None:
             "runs": 1,
         }
     )
+    if args.numba_check:
+        result["numba"] = numba_check()
     with tempfile.TemporaryDirectory(prefix="aceh-bench-") as tmp:
         if args.part in ("quality", "all"):
             result["quality"] = quality(args.quick, args.tune, Path(tmp))

@@ -27,10 +27,16 @@ _LOWER_WORD_RE = re.compile(r"[a-z]+")
 _GROUPED = re.compile(r"^\d{1,3}(?:X\d{3})+$")
 
 
-def detect_lang(text: str) -> str:
-    """'id' or 'en' by counting function words; Indonesian when unsure (the corpus language)."""
+def lower_words(text: str) -> list[str]:
+    """The runs of ASCII letters of ``text``, lower-cased: what the cheap word tests below look at."""
+    return _LOWER_WORD_RE.findall(text.lower())
+
+
+def detect_lang(text: str, *, words: list[str] | None = None) -> str:
+    """'id' or 'en' by counting function words; Indonesian when unsure (the corpus language). ``words``:
+    ``lower_words(text)`` when the caller has it already."""
     indonesian = english = 0
-    for word in _LOWER_WORD_RE.findall(text.lower()):
+    for word in lower_words(text) if words is None else words:
         if word in _ID_MARKERS:
             indonesian += 1
         elif word in _EN_MARKERS:
@@ -84,6 +90,7 @@ def parse_digit_token(
 # OCR repairs keep the text's length so spans stay valid. Only unambiguous cases: "Rpl.963" (l for 1 right
 # after a currency prefix, before digits), "RpS.076" (S for 5, same place), "2O2O" (O for 0 in a year).
 _OCR_PREFIX = re.compile(r"(?<=Rp)([lI|])(?=[.,]?\d)|(?<=Rp)(S)(?=[.,]\d{3})|(?<=Rp\s)([lI])(?=[.,]\d{3})")
+_OCR_PREFIX_HINT = re.compile(r"Rp\s?[lI|S]")
 _OCR_YEAR = re.compile(r"\b[12][0-9O]{3}\b")
 
 
@@ -93,12 +100,13 @@ def repair_ocr(text: str) -> tuple[str, tuple[int, ...]]:
         return text, ()
     chars: list[str] | None = None
     repaired: list[int] = []
-    for match in _OCR_PREFIX.finditer(text):
+    # _OCR_PREFIX looks behind at every position; a search for its literal start rules most texts out first
+    for match in _OCR_PREFIX.finditer(text) if _OCR_PREFIX_HINT.search(text) else ():
         index = match.start()
         chars = chars or list(text)
         chars[index] = "5" if match.group(2) else "1"
         repaired.append(index)
-    for match in _OCR_YEAR.finditer(text):
+    for match in _OCR_YEAR.finditer(text) if "O" in text else ():
         token = match.group()
         if "O" in token and sum(ch.isdigit() for ch in token) >= 2:
             chars = chars or list(text)

@@ -8,8 +8,8 @@ the claim marks itself approximate ("sekitar", "about"). The same value under an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from typing import NamedTuple
 
 from judge.periods import period_matches
 
@@ -17,8 +17,8 @@ PERIOD_KINDS = frozenset({"year", "period", "date"})
 ONE = Decimal(1)
 
 
-@dataclass(frozen=True, slots=True)
-class Figure:
+# A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
+class Figure(NamedTuple):
     """One figure. ``value`` is absolute (scale applied: Rp871,67 miliar → 871670000000); ``quantum`` is the
     precision stated (10**7 there), ``whole`` says no decimals were stated in front of the scale word."""
 

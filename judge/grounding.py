@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from judge.lexicon import CURRENCY_HINTS, FRAMING_WORDS, MARKER_WORDS, SCALE_WORDS
 from judge.numbers import (
@@ -53,8 +54,8 @@ class Source:
         return not hints.isdisjoint(self.view.all_keys) or not hints.isdisjoint(self.extra_hint_words)
 
 
-@dataclass(frozen=True)
-class ClaimFigure:
+# A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
+class ClaimFigure(NamedTuple):
     figure: Figure
     required: tuple[Token, ...]  # claim words written next to this figure: its entity
     periods: tuple[str, ...]  # periods the claim gives this figure (its own, its column header's, context's)
@@ -62,8 +63,8 @@ class ClaimFigure:
     directions: frozenset[str] = frozenset()  # "naik sebesar Rp62 miliar": the direction this figure states
 
 
-@dataclass(frozen=True)
-class Grounding:
+# A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
+class Grounding(NamedTuple):
     ok: bool
     reason: str | None
     span: tuple[str, int, int] | None

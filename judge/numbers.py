@@ -12,11 +12,11 @@ scale word (Rp872 miliar) equals a source it rounds only when the claim marks it
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
+from typing import NamedTuple
 
-from judge.digits import detect_lang, parse_digit_token, repair_ocr
+from judge.digits import detect_lang, lower_words, parse_digit_token, repair_ocr
 from judge.figure import (
     ONE,
     PERIOD_KINDS,
@@ -36,7 +36,8 @@ from judge.spelled import find_spelled
 
 __all__ = [
     "ONE", "PERIOD_KINDS", "Figure", "ParsedText", "extract_figures", "extract_references", "figures_equal",
-    "kind_group", "parse_text", "ratios_equal", "rounds_to", "scale_differs", "values_equal",
+    "kind_group", "parse_text", "parse_uncached", "ratios_equal", "rounds_to", "scale_differs",
+    "values_equal",
 ]  # fmt: skip
 
 _CURRENCY_BEFORE_RE = re.compile(r"(Rp\.?|IDR|US\$|USD|\$)\s*$", re.IGNORECASE)
@@ -137,9 +138,9 @@ def _digit_figures(
     return figures
 
 
-def _spelled_figures(text: str, blocked: list[tuple[int, int]]) -> list[Figure]:
+def _spelled_figures(text: str, blocked: list[tuple[int, int]], words: frozenset[str]) -> list[Figure]:
     figures = []
-    for number in find_spelled(text):
+    for number in find_spelled(text, words=words):
         if _overlaps(number.start, number.end, blocked):
             continue
         if text[number.start].isupper() and _NAME_BEFORE_RE.search(
@@ -202,8 +203,8 @@ def _ratio_figures(text: str, lang: str, blocked: list[tuple[int, int]]) -> list
     return figures
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedText:
+# A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
+class ParsedText(NamedTuple):
     """Everything the rule judge needs from a text's numbers: its figures, references, and the OCR-repaired
     text they index into (same length as the input)."""
 
@@ -230,8 +231,7 @@ def _pair_twins(text: str, figures: list[Figure]) -> list[Figure]:
                 kept.pop()
             unit = figure.unit or previous.unit
             kind = figure.kind if figure.kind != "count" or figure.unit else previous.kind
-            figure = replace(
-                figure,
+            figure = figure._replace(
                 bound=figure.bound or previous.bound,
                 kind=kind,
                 unit=unit,
@@ -244,12 +244,19 @@ def _pair_twins(text: str, figures: list[Figure]) -> list[Figure]:
 @lru_cache(maxsize=4096)
 def parse_text(text: str, lang: str | None = None) -> ParsedText:
     """Figures and references of ``text`` (cached: passages are parsed once however many claims cite them)."""
+    return parse_uncached(text, lang)
+
+
+def parse_uncached(text: str, lang: str | None = None) -> ParsedText:
+    """``parse_text`` without its cache (for claims, parsed once)."""
     repaired_text, repaired = repair_ocr(text)
-    lang = lang or detect_lang(repaired_text)
-    references = extract_references(repaired_text)
+    words = lower_words(repaired_text)
+    word_set = frozenset(words)
+    lang = lang or detect_lang(repaired_text, words=words)
+    references = extract_references(repaired_text, words=word_set)
     blocked = [(ref.start, ref.end) for ref in references]
     figures: list[Figure] = []
-    for period in find_periods(repaired_text):
+    for period in find_periods(repaired_text, words=word_set):
         if _overlaps(period.start, period.end, blocked):
             continue
         kind = (
@@ -273,7 +280,7 @@ def parse_text(text: str, lang: str | None = None) -> ParsedText:
     blocked += [(fig.start, fig.end) for fig in ratios]
     digits = _digit_figures(repaired_text, lang, blocked, repaired)
     blocked += [(fig.start, fig.end) for fig in digits]
-    spelled = _spelled_figures(repaired_text, blocked)
+    spelled = _spelled_figures(repaired_text, blocked, word_set)
     figures = sorted([*figures, *ratios, *digits, *spelled], key=lambda fig: (fig.start, fig.end))
     return ParsedText(repaired_text, lang, tuple(_pair_twins(repaired_text, figures)), tuple(references))
 

@@ -7,7 +7,7 @@ unstated year is "?" ("?-S1"). ``period_matches`` says whether a source period s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from judge.lexicon import MONTHS
 
@@ -109,8 +109,8 @@ _AMBIGUOUS_MONTHS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class PeriodSpan:
+# A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
+class PeriodSpan(NamedTuple):
     start: int
     end: int
     key: str
@@ -159,6 +159,8 @@ def _from_match(kind: str, match: re.Match[str]) -> tuple[str, int | None] | Non
 
 _HAS_MONTH = re.compile(rf"\b(?:{_MONTH})\b", re.IGNORECASE)
 _HAS_PART = re.compile(r"semester|triwulan|kuartal|quarter|half|\b[HQ][1-4]\b", re.IGNORECASE)
+_LETTERS_RE = re.compile(r"[a-z]+")
+_PART_HINTS = ("semester", "triwulan", "kuartal", "quarter", "half")  # as _HAS_PART finds them: anywhere
 _PRIORITY = {kind: index for index, (kind, _) in enumerate(_PATTERNS)}
 _WORD_PATTERNS = [
     (kind, pattern) for kind, pattern in _PATTERNS if kind not in ("fiscal_split", "range", "fiscal", "year")
@@ -208,11 +210,18 @@ def _year_led(text: str) -> list[tuple[int, int, int, str, int]]:
     return out
 
 
-def find_periods(text: str) -> list[PeriodSpan]:
-    """Explicit periods in ``text``, longest first where they overlap. Bare years are left to the caller."""
+def find_periods(text: str, *, words: frozenset[str] | None = None) -> list[PeriodSpan]:
+    """Explicit periods in ``text``, longest first where they overlap. Bare years are left to the caller.
+    ``words``: the set of ``judge.digits.lower_words(text)`` when the caller has it already."""
     candidates = _year_led(text)
-    has_month = _HAS_MONTH.search(text) is not None
-    has_part = _HAS_PART.search(text) is not None
+    low = text.lower()
+    if words is None:
+        words = frozenset(_LETTERS_RE.findall(low))
+    # The word tests are cheap and rule most texts out before the slower searches.
+    has_month = not words.isdisjoint(MONTHS) and _HAS_MONTH.search(text) is not None
+    has_part = (
+        any(hint in low for hint in _PART_HINTS) or "h" in words or "q" in words
+    ) and _HAS_PART.search(text) is not None
     if has_month or has_part:
         for kind, pattern in _WORD_PATTERNS:
             if (kind in ("date", "date_en", "month") and not has_month) or (

@@ -5,7 +5,7 @@ Bounds ("paling sedikit", "lebih dari") belong to figures and are compared there
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from judge.lexicon import (
     COMPARATIVE_DOWN,
@@ -19,8 +19,8 @@ from judge.lexicon import (
 from judge.textunits import NON_CONTENT, TextView, Token
 
 
-@dataclass(frozen=True, slots=True)
-class Polarity:
+# A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
+class Polarity(NamedTuple):
     directions: frozenset[str]  # "up" / "down"
     negated: tuple[frozenset[str], ...]  # keys of each negated word
     asserted: frozenset[str]  # keys of words not under a negation
@@ -28,6 +28,10 @@ class Polarity:
 
 def _is_negation(token: Token) -> bool:
     return token.low in NEGATIONS or token.low.endswith("n't")
+
+
+_DIRECTION_TRIGGERS = DIRECTION_UP | DIRECTION_DOWN | {"lebih", "more", "less"}
+_COMPARATIVE_UP = COMPARATIVE_UP | {"tinggi"}
 
 
 def polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
@@ -39,27 +43,28 @@ def polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
         skip_next = -1
         for index, token in enumerate(tokens):
             low = token.low
-            following = tokens[index + 1].low if index + 1 < len(tokens) else ""
-            if low in DIRECTION_UP and not (low == "up" and following == "to"):
-                directions.add("up")
-            elif low in DIRECTION_DOWN:
-                directions.add("down")
-            elif low in ("lebih", "more") and following in COMPARATIVE_UP | {"tinggi"}:
-                directions.add("up")
-            elif low in ("lebih", "less") and following in COMPARATIVE_DOWN:
-                directions.add("down")
+            if low in _DIRECTION_TRIGGERS:
+                following = tokens[index + 1].low if index + 1 < len(tokens) else ""
+                if low in DIRECTION_UP and not (low == "up" and following == "to"):
+                    directions.add("up")
+                elif low in DIRECTION_DOWN:
+                    directions.add("down")
+                elif low in ("lebih", "more") and following in _COMPARATIVE_UP:
+                    directions.add("up")
+                elif low in ("lebih", "less") and following in COMPARATIVE_DOWN:
+                    directions.add("down")
             if low.startswith("non-") and len(low) > 4:
                 negated.append(token.keys - {low})
                 continue
-            if _is_negation(token):
-                for target in tokens[index + 1 : index + 4]:
+            if low in NEGATIONS or low.endswith("n't"):
+                for offset, target in enumerate(tokens[index + 1 : index + 4], index + 1):
                     if target.low in NEGATION_SKIP or target.low in STOPWORDS:
                         continue
                     negated.append(target.keys)
-                    skip_next = tokens.index(target)
+                    skip_next = offset
                     break
                 continue
-            if index != skip_next and low not in NON_CONTENT and len(low) > 2 and low[0] != "§":
+            if index != skip_next and len(low) > 2 and low not in NON_CONTENT and low[0] != "§":
                 asserted |= token.keys
     return Polarity(frozenset(directions), tuple(negated), frozenset(asserted))
 

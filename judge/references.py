@@ -7,7 +7,7 @@ here, and the rule judge checks a claim's references against the passage and its
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
 _KIND = {
@@ -61,8 +61,8 @@ _PARAGRAPH_MARKER_RE = re.compile(r"\((\d{1,2}[a-z]?)\)(?=\s)")
 _LIST_MARKER_RE = re.compile(r"(?<![\d.,])(\d{1,2})\.\s+(?=[A-Z])")
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+# A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
+class Reference(NamedTuple):
     start: int
     end: int
     kind: str  # pasal, ayat, huruf, angka, lampiran, bab, bagian, nomor, tahun, marker
@@ -123,10 +123,11 @@ _HINT_WORDS = frozenset(
 _LOWER_WORD_RE = re.compile(r"[a-z]+")
 
 
-def extract_references(text: str) -> list[Reference]:
-    """Every reference in ``text``; a reference's span covers its structural word and its numbers."""
+def extract_references(text: str, *, words: frozenset[str] | None = None) -> list[Reference]:
+    """Every reference in ``text``; a reference's span covers its structural word and its numbers.
+    ``words``: the set of ``judge.digits.lower_words(text)`` when the caller has it already."""
     refs: list[Reference] = []
-    if not _HINT_WORDS.isdisjoint(_LOWER_WORD_RE.findall(text.lower())):
+    if not _HINT_WORDS.isdisjoint(_LOWER_WORD_RE.findall(text.lower()) if words is None else words):
         _structural(text, refs)
     if "(" in text:
         for match in _PARAGRAPH_MARKER_RE.finditer(text):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from judge.figure import PERIOD_KINDS, Figure, kind_group
 from judge.references import Reference
@@ -71,8 +71,8 @@ _ANAPHOR_BEFORE_RE = re.compile(
 _REFERENT_REACH = 200
 
 
-@dataclass(frozen=True, slots=True)
-class Regions:
+# A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
+class Regions(NamedTuple):
     regions: dict[int, Ranges]  # figure index → its neighbourhood, without the topic
     labels: dict[int, Ranges]  # figure index → its own label (what tells it apart from the others)
     topic: Ranges

@@ -7,8 +7,8 @@ for "m": "rniliar", "sernbilan", "ernpat") is repaired only where the repaired w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 _ID_DIGITS = {
     "nol": 0,
@@ -106,8 +106,8 @@ _IDIOM_BEFORE = re.compile(r"(?:salah|one)\s+$", re.IGNORECASE)
 _IDIOM_AFTER = re.compile(r"^\s*(?:per\s+satu|sama\s+lain|of\b|another\b|day\b)", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
-class SpelledNumber:
+# A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
+class SpelledNumber(NamedTuple):
     value: Decimal
     start: int
     end: int
@@ -215,14 +215,17 @@ def parse_words(words: list[str]) -> tuple[Decimal, Decimal, str | None, bool, i
 
 
 _ANY_WORD_RE = re.compile(r"[a-z]+")
+_WORD_RUN_RE = re.compile(r"\w+")
 _ALL_FORMS = frozenset([*VOCAB, *_OCR_VARIANTS])
 
 
-def find_spelled(text: str) -> list[SpelledNumber]:
-    """Every run of number words in ``text`` that parses as a number."""
-    if _ALL_FORMS.isdisjoint(_ANY_WORD_RE.findall(text.lower())):
+def find_spelled(text: str, *, words: frozenset[str] | None = None) -> list[SpelledNumber]:
+    """Every run of number words in ``text`` that parses as a number. ``words``: the set of
+    ``judge.digits.lower_words(text)`` when the caller has it already."""
+    if _ALL_FORMS.isdisjoint(_ANY_WORD_RE.findall(text.lower()) if words is None else words):
         return []
-    matches = list(_NUMBER_WORD_RE.finditer(text))
+    # What _NUMBER_WORD_RE finds, found faster: whole words (runs of \w) that are number words.
+    matches = [m for m in _WORD_RUN_RE.finditer(text) if m.group().lower() in _ALL_FORMS]
     found: list[SpelledNumber] = []
     index = 0
     while index < len(matches):

@@ -118,6 +118,7 @@ def test_every_refusal_reason_has_a_fixed_indonesian_text() -> None:
         "source_out_of_scope",
         "source_scope_unavailable",
         "unparseable_completion",
+        "insufficient_verified_claims",  # /query (v1) only
     }
     assert all(refusal_text(r).strip() for r in REFUSAL_REASONS)
     with pytest.raises(KeyError):
