@@ -15,6 +15,12 @@ reports per question and in total:
 
 Run: ``.venv/bin/python -m benchmarks.agent_quality [--quick]``; writes
 ``benchmarks/results/agent_quality.json`` and ``benchmarks/results/agent_quality.md``.
+
+``--demo`` instead runs the 47 questions of ``tests/data/demo_questions.jsonl`` over the demo corpus
+(``configs/demo_corpus``, ingested into a temporary index) through the whole in-process pipeline, judge
+included, and reports the share whose answer contains ``expected_figure``, the share citing ``gold_file``,
+the share whose verification is ``full``, and the share of ``not_found`` questions answered with the
+not-found framing; it writes ``benchmarks/results/agent_quality_demo.{json,md}``.
 """
 
 from __future__ import annotations
@@ -227,6 +233,120 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+DEMO_CORPUS = ROOT / "configs" / "demo_corpus"
+DEMO_QUESTIONS = ROOT / "tests" / "data" / "demo_questions.jsonl"
+
+
+def run_demo(index: Path | None) -> dict[str, Any]:
+    """The demo questions through the in-process pipeline (guard, agent, composer, judge)."""
+    from serve_app import factory
+    from serve_app.auth import Principal
+    from serve_app.config import load_config
+    from serve_app.refusals import NOT_FOUND_FRAMING
+    from serve_app.schemas import QueryV2Request
+
+    questions = [json.loads(line) for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
+    with tempfile.TemporaryDirectory(prefix="agent-quality-demo-") as tmp:
+        index_dir = index or Path(tmp) / "index"
+        env = {
+            **os.environ,
+            "ACEH_INDEX_DIR": str(index_dir),
+            "ACEH_API_KEYS": "bench",
+            "ACEH_DATABASE_URL": f"sqlite:///{Path(tmp) / 'store.db'}",
+        }
+        env.pop("ACEH_CORPUS", None)
+        cfg = load_config(env=env)
+        started = time.perf_counter()
+        factory.ingest_paths(cfg, [DEMO_CORPUS], index_dir, progress=False)
+        ingest_s = round(time.perf_counter() - started, 1)
+        pipeline = factory.build_inprocess(cfg)
+
+        async def ask_all() -> list[dict[str, Any]]:
+            rows = []
+            for q in questions:
+                t0 = time.perf_counter()
+                request = QueryV2Request(query=q["question"])
+                body = (await pipeline.answer(request, Principal.anonymous(), route="v2")).body
+                answer = body.get("answer") or ""
+                sources = [c.get("source") for c in body.get("citations", [])]
+                figure, gold = q["expected_figure"], q["gold_file"]
+                rows.append(
+                    {
+                        "id": q["id"],
+                        "kind": q["kind"],
+                        "question": q["question"],
+                        "expected_figure": figure,
+                        "gold_file": gold,
+                        "states_figure": (figure in answer) if figure else None,
+                        "cites_gold": any(s and s.endswith(gold) for s in sources) if gold else None,
+                        "verification": (body.get("faithfulness") or {}).get("verification"),
+                        "not_found": NOT_FOUND_FRAMING in answer if q["kind"] == "not_found" else None,
+                        "claims": [c.get("verdict") for c in body.get("claims", [])],
+                        "latency_ms": round((time.perf_counter() - t0) * 1000, 1),
+                        "answer": answer,
+                    }
+                )
+            return rows
+
+        rows = asyncio.run(ask_all())
+    full = [r["verification"] == "full" for r in rows]
+    full_rate = round(100.0 * sum(full) / len(full), 1)
+    summary = {
+        "questions": len(rows),
+        "states_figure": _rate(rows, "states_figure"),
+        "cites_gold": _rate(rows, "cites_gold"),
+        "verification_full": {"hits": sum(full), "total": len(full), "rate": full_rate},
+        "not_found_framed": _rate(rows, "not_found"),
+        "claims_per_answer": round(statistics.mean(len(r["claims"]) for r in rows), 2),
+        "unsupported_claims": sum(c != "supported" for r in rows for c in r["claims"]),
+        "latency_ms_p50": round(statistics.median(r["latency_ms"] for r in rows), 1),
+    }
+    return {"ingest_s": ingest_s, "summary": summary, "rows": rows}
+
+
+def demo_markdown(result: dict[str, Any]) -> str:
+    s = result["summary"]
+    lines = [
+        "# Agent quality on the demo corpus (embedded agent and judge, whole pipeline)",
+        "",
+        f"{result['date']} · {result['machine']} · `{result['command']}` · {result['threads']} threads · "
+        f"{result['runs']} run · ingest {result['ingest_s']} s",
+        "",
+        "| metric | hits | of | rate |",
+        "| --- | --- | --- | --- |",
+    ]
+    for key, label in (
+        ("states_figure", "answer contains expected_figure"),
+        ("cites_gold", "answer cites gold_file"),
+        ("verification_full", "verification 'full'"),
+        ("not_found_framed", "not_found questions answered with the not-found framing"),
+    ):
+        m = s[key]
+        lines.append(f"| {label} | {m['hits']} | {m['total']} | {m['rate']}% |")
+    lines += [
+        "",
+        f"Claims per answer {s['claims_per_answer']} (mean), unsupported claims {s['unsupported_claims']}, "
+        f"latency p50 {s['latency_ms_p50']} ms.",
+        "",
+        "| id | figure | cites gold | verification | claims |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    mark = {True: "yes", False: "no", None: "–"}
+    for r in result["rows"]:
+        claims = " ".join("✓" if c == "supported" else "✗" for c in r["claims"]) or "–"
+        figure, gold = mark[r["states_figure"]], mark[r["cites_gold"]]
+        lines.append(f"| {r['id']} | {figure} | {gold} | {r['verification']} | {claims} |")
+    return "\n".join(lines) + "\n"
+
+
+def _write(name: str, result: dict[str, Any], text: str) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    dumped = json.dumps(result, ensure_ascii=False, indent=2) + "\n"
+    (RESULTS / f"{name}.json").write_text(dumped, encoding="utf-8")
+    (RESULTS / f"{name}.md").write_text(text, encoding="utf-8")
+    print(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -234,7 +354,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--distractors", type=int, default=50)
     parser.add_argument("--index", type=Path, default=None, help="reuse or keep the index in this folder")
+    parser.add_argument("--demo", action="store_true", help="the demo questions over configs/demo_corpus")
     args = parser.parse_args(argv)
+    if args.demo:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        demo = run_demo(args.index)
+        result = {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}",
+            "command": "python -m benchmarks.agent_quality --demo",
+            "threads": THREADS,
+            "runs": 1,
+            **demo,
+        }
+        _write("agent_quality_demo", result, demo_markdown(result))
+        return 0
     if not QUESTIONS.is_file() or not (CORPUS / "demo_subset.txt").is_file():
         print(
             f"agent_quality: needs {QUESTIONS} and {CORPUS} (set ACEH_SHARED_DATA); skipped.", file=sys.stderr
@@ -283,14 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         "summary": summarize(rows),
         "rows": rows,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    name = "agent_quality_quick" if args.quick else "agent_quality"
-    (RESULTS / f"{name}.json").write_text(
-        json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
-    )
-    text = markdown(result)
-    (RESULTS / f"{name}.md").write_text(text, encoding="utf-8")
-    print(text)
+    _write("agent_quality_quick" if args.quick else "agent_quality", result, markdown(result))
     return 0
 
 

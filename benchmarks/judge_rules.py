@@ -1,24 +1,33 @@
 """Rule judge: balanced accuracy on figure-bearing claims from real texts, per perturbation, and speed.
 
-    .venv/bin/python -m benchmarks.judge_rules [--quick]
+    .venv/bin/python -m benchmarks.judge_rules [--quick] [--compare REF]
 
 The development set is built at run time from ../shared/data (or $ACEH_SHARED_DATA) by
 benchmarks/build_judge_dev.py and split by document into ``dev`` (looked at while writing the rules) and
 ``heldout`` (never inspected); both are reported. IndoNLI pairs whose premise or hypothesis holds a figure
 are reported apart (entailment → supported, neutral/contradiction → unsupported). Speed is measured on one
 core (the process is pinned where the OS allows) for passages of about 300 characters, cold (nothing cached)
-and warm (passage already parsed, claim new). Writes benchmarks/results/judge_rules.json.
+and warm (passage already parsed, claim new), with the share of that time spent in Python's cyclic garbage
+collector (left at its defaults: no gc tuning here nor in the library). ``--compare REF`` also measures the
+judge/ package of git revision REF (read with ``git archive``) side by side with the working tree: fresh
+processes, alternating, same pairs. Writes benchmarks/results/judge_rules.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import gc
+import io
 import json
 import os
+import pickle
 import platform
 import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -142,15 +151,42 @@ def evaluate_indonli(root: Path, quick: bool) -> dict[str, Any]:
     return out
 
 
+_CACHES = (
+    (textunits, "build_view"),
+    (numbers, "parse_text"),
+    (rules, "_claim_parts"),
+    (rules, "_identity"),
+    (rules, "_cached_source"),
+    (rules, "_context_words"),
+)
+
+
 def _clear_caches() -> None:
-    for cached in (
-        textunits.build_view,
-        numbers.parse_text,
-        rules._claim_parts,
-        rules._identity,
-        rules._cached_source,
-    ):
-        cached.cache_clear()
+    for module, name in _CACHES:  # getattr: --compare runs older versions, which may lack some
+        cached = getattr(module, name, None)
+        if cached is not None:
+            cached.cache_clear()
+
+
+class _GcClock:
+    """Process time spent in the cyclic garbage collector while active."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.process_time()
+        else:
+            self.seconds += time.process_time() - self._started
+
+    def __enter__(self) -> _GcClock:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
 
 
 def measure_speed(items: list[dict], runs: int) -> dict[str, Any]:
@@ -161,7 +197,7 @@ def measure_speed(items: list[dict], runs: int) -> dict[str, Any]:
         if 200 <= sum(len(p["text"]) for p in i["passages"]) <= 400
     ]
     mean_chars = statistics.mean(sum(len(p.text) for p in passages) for _, passages, _ in pairs)
-    cold, warm = [], []
+    cold, warm, gc_share = [], [], []
     for _ in range(runs):
         _clear_caches()
         sample = pairs[:600]
@@ -182,18 +218,61 @@ def measure_speed(items: list[dict], runs: int) -> dict[str, Any]:
                 seen.add(passages[0].text)
                 check_claim(claim, passages, context=context)
         start = time.process_time()
-        for claim, passages, context in rest:
-            check_claim(claim, passages, context=context)
-        warm.append(len(rest) / (time.process_time() - start))
+        with _GcClock() as collector:
+            for claim, passages, context in rest:
+                check_claim(claim, passages, context=context)
+        elapsed = time.process_time() - start
+        warm.append(len(rest) / elapsed)
+        gc_share.append(collector.seconds / elapsed)
     return {
         "passage_chars_mean": round(mean_chars, 1),
         "pairs_cold": 600,
         "pairs_warm": len(rest),
         "cold_pairs_per_s": round(statistics.median(cold)),
         "warm_pairs_per_s": round(statistics.median(warm)),
+        "warm_gc_share": round(statistics.median(gc_share), 3),
         "runs": runs,
         "clock": "process CPU time",
     }
+
+
+_WORKER = (
+    "import json, pickle, sys; sys.path.insert(0, sys.argv[1]); "
+    "import judge; assert judge.__file__.startswith(sys.argv[1]), judge.__file__; "
+    "from benchmarks.judge_rules import measure_speed; "
+    "print(json.dumps(measure_speed(pickle.load(open(sys.argv[2], 'rb')), runs=int(sys.argv[3]))))"
+)
+
+
+def compare_speed(items: list[dict], ref: str, rounds: int, runs: int) -> dict[str, Any]:
+    """Speed of judge/ at git revision ``ref`` ("before") and in the working tree ("after"), side by side:
+    each measured in fresh processes, alternating, on the same pairs."""
+    command = ["git", "-C", str(ROOT), "archive", ref, "judge"]  # reads the revision; touches no git state
+    archive = subprocess.run(command, capture_output=True, check=True)
+    with tempfile.TemporaryDirectory() as folder:
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(folder, filter="data")
+        items_path = Path(folder) / "items.pkl"
+        items_path.write_bytes(pickle.dumps(items))
+        measured: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
+        for _ in range(rounds):
+            for side, path in (("before", folder), ("after", str(ROOT))):
+                done = subprocess.run(
+                    [sys.executable, "-c", _WORKER, path, str(items_path), str(runs)],
+                    cwd=ROOT,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                measured[side].append(json.loads(done.stdout.splitlines()[-1]))
+    out: dict[str, Any] = {"ref": ref, "rounds": rounds, "runs_per_round": runs}
+    for side, results in measured.items():
+        out[side] = {
+            key: round(statistics.median(r[key] for r in results), 3 if key == "warm_gc_share" else None)
+            for key in ("cold_pairs_per_s", "warm_pairs_per_s", "warm_gc_share")
+        }
+        out[side]["warm_pairs_per_s_each"] = [r["warm_pairs_per_s"] for r in results]
+    return out
 
 
 def _table(result: dict[str, Any]) -> str:
@@ -231,14 +310,23 @@ def _table(result: dict[str, Any]) -> str:
     lines += [
         "",
         f"speed (one core, passages ~{s['passage_chars_mean']} chars): cold {s['cold_pairs_per_s']} pairs/s, "
-        f"warm passage {s['warm_pairs_per_s']} pairs/s",
+        f"warm passage {s['warm_pairs_per_s']} pairs/s (garbage collector {s['warm_gc_share']:.0%} of it)",
     ]
+    if "speed_compare" in result:
+        c = result["speed_compare"]
+        for side in ("before", "after"):
+            lines.append(
+                f"  {side} ({c['ref'] if side == 'before' else 'working tree'}): cold "
+                f"{c[side]['cold_pairs_per_s']}, warm {c[side]['warm_pairs_per_s']} pairs/s "
+                f"(each round {c[side]['warm_pairs_per_s_each']}, gc {c[side]['warm_gc_share']:.0%})"
+            )
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small dev set, IndoNLI val only (< 60 s)")
+    parser.add_argument("--compare", metavar="REF", help="also measure judge/ at this git revision")
     args = parser.parse_args()
     root = data_dir()
     if not (root / "apba_aceh_2025").exists() or not (root / "indo_legal_corpus").exists():
@@ -260,6 +348,9 @@ def main() -> None:
         "indonli": evaluate_indonli(root, args.quick),
         "speed": measure_speed(items, runs=1 if args.quick else 3),
     }
+    if args.compare:
+        result["command"] += f" --compare {args.compare}"
+        result["speed_compare"] = compare_speed(items, args.compare, rounds=2, runs=1 if args.quick else 3)
     result["seconds"] = round(time.time() - started, 1)
     table = _table(result)
     print(table)

@@ -19,5 +19,4 @@ class Judge(ABC):
     name: str = "judge"
 
     @abstractmethod
-    async def judge(self, items: Sequence[JudgeItem]) -> list[JudgeResult]:
-        ...
+    async def judge(self, items: Sequence[JudgeItem]) -> list[JudgeResult]: ...

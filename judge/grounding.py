@@ -19,6 +19,7 @@ from judge.numbers import (
     values_equal,
 )
 from judge.periods import period_matches
+from judge.references import reference_keys
 from judge.textunits import TextView, Token, content_tokens, is_grounded
 
 # Most specific first: the first one seen explains the failure.
@@ -48,6 +49,11 @@ class Source:
     @cached_property
     def keys(self) -> frozenset[str]:
         return self.view.all_keys | self.identity_keys
+
+    @cached_property
+    def references(self) -> frozenset[tuple[str, str]]:
+        """What the passage and its identity refer to (reference_keys)."""
+        return reference_keys(list(self.view.parsed.references)) | self.identity_refs
 
     def has_currency_hint(self, unit: str) -> bool:
         hints = CURRENCY_HINTS.get(unit.split("/")[0], frozenset())

@@ -28,6 +28,7 @@ _LEAD_IN_RE = re.compile(
     r"|comprising|as\s+follows)\b",
     re.IGNORECASE,
 )
+_LEAD_IN_HINTS = ("terdiri", "meliputi", "mencakup", "berikut", "consist", "comprising", "follows")
 _LINK_RE = re.compile(
     r"\s*(?:\)\s*)?(?:untuk|bagi|kepada|pada|dari|yang|sebagai|di|for|to|of|in|on|by)\b", re.IGNORECASE
 )
@@ -184,6 +185,8 @@ def _prose_regions(
     roles: dict[int, str],
 ) -> None:
     sentence_starts = [s for s, _ in sentences]
+    low = view_text.lower()
+    may_lead = ":" in view_text or any(hint in low for hint in _LEAD_IN_HINTS)  # a cheap test first
     twin_of_digit = {digit: twin for twin, digit in twins.items()}
     ordered = [i for i in quantities if i not in handled and i not in twins]
     sentence_of = {
@@ -204,7 +207,7 @@ def _prose_regions(
                 label_start = scope.end()  # "Pada Dinas X," is the topic, not this figure's label
         ranges = [(label_start, fig.start)]
         own = [(label_start, fig.start)]
-        lead = _LEAD_IN_RE.search(view_text, sentence[0], fig.start)
+        lead = _LEAD_IN_RE.search(view_text, sentence[0], fig.start) if may_lead else None
         if lead and lead.start() < label_start:
             ranges.append((sentence[0], lead.end()))
         if _LINK_RE.match(view_text, end):

@@ -92,10 +92,18 @@ def _identity(
 
 def _source(passage: JudgePassage, context_words: frozenset[str]) -> Source:
     identity = passage.identity
-    items = tuple(
-        (name, str(identity[name])) for name in _IDENTITY_FIELDS if identity.get(name) not in (None, "")
-    )
-    return _cached_source(passage.key, passage.text, items, context_words)
+    items: list[tuple[str, str]] = []
+    if identity:
+        for name in _IDENTITY_FIELDS:
+            value = identity.get(name)
+            if value is not None and value != "":
+                items.append((name, value if type(value) is str else str(value)))
+    return _cached_source(passage.key, passage.text, tuple(items), context_words)
+
+
+@lru_cache(maxsize=1024)
+def _context_words(context: str) -> frozenset[str]:
+    return frozenset(t.low for t in build_view(context).tokens) if context else frozenset()
 
 
 @lru_cache(maxsize=4096)
@@ -131,6 +139,8 @@ class _ClaimParts(NamedTuple):
     keys: frozenset[str]  # keys of all the claim's content words
     polarity: Polarity  # of the whole claim
     words: tuple[Token, ...]  # required content words (checked for coverage when there is no figure)
+    references: frozenset[tuple[str, str]]  # the claim's references (reference_keys)
+    denied: frozenset[int]  # positions in ``figures`` of the figures the claim denies outright
 
 
 # Small: a claim is parsed for check_claim and, at most, once more for hard_contradiction right after. Claims
@@ -149,6 +159,7 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         context_periods = tuple(found) if len(found) == 1 else ()
     content = content_tokens(view, offset)
     words = [t for t in content if _required(t)]
+    periods_written = any(f.kind in PERIOD_KINDS for f in view.figures)
     whole = polarity(view, ((offset, len(view.text)),))
     placed: set[int] = set()
     figures = []
@@ -157,11 +168,12 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         if fig.start < offset:
             continue
         ranges = view.neighbourhood(index)
-        required = tuple(t for t in words if any(s <= t.start < e for s, e in ranges) and t.start >= offset)
+        required = tuple(_words_in(words, ranges))  # (every word in ``words`` starts at or after offset)
         placed.update(t.start for t in required)
         dated = view.dating_ranges(index) + view.topic if index in view.dating else ranges
-        in_region = tuple(f.period for f in view.periods_in(dated) if f.start >= offset and f.period)
-        column_periods = tuple(f.period for f in view.periods_in(dated) if f.start < offset and f.period)
+        found_periods = view.periods_in(dated) if periods_written else ()
+        in_region = tuple(f.period for f in found_periods if f.start >= offset and f.period)
+        column_periods = tuple(f.period for f in found_periods if f.start < offset and f.period)
         periods = (in_region + column_periods) or own_periods or context_periods
         directions = (
             polarity(view, view.regions.get(index, ())).directions if whole.directions else frozenset()
@@ -183,23 +195,36 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         frozenset(keys),
         whole,
         tuple(t for t in words if _word(t)),
+        reference_keys([r for r in view.parsed.references if r.start >= offset]),
+        _negated_figures(view, offset, figures),
     )
 
 
-def _negated_figures(parts: _ClaimParts) -> set[int]:
+def _words_in(words: list[Token], ranges: tuple[tuple[int, int], ...]) -> list[Token]:
+    inside = []
+    for token in words:
+        position = token.start
+        for start, end in ranges:
+            if start <= position < end:
+                inside.append(token)
+                break
+    return inside
+
+
+def _negated_figures(view: TextView, offset: int, figures: list[ClaimFigure]) -> frozenset[int]:
     """Claim figures denied outright: "bukan Rp5 miliar", "tidak sebesar 9 persen"."""
     denied = set()
-    tokens = [t for t in parts.view.tokens if t.start >= parts.offset]
-    for position, claim_fig in enumerate(parts.figures):
-        before = [t for t in tokens if t.end <= claim_fig.figure.start][-4:]
+    for position, claim_fig in enumerate(figures):
         if claim_fig.figure.bound:
             continue  # "tidak melebihi 130%": the negation belongs to the bound
+        start = claim_fig.figure.start
+        before = [t for t in view.tokens_in(offset, start) if t.end <= start][-4:]
         for index, token in enumerate(before):
             if token.low in NEGATIONS and all(
                 t.low in FRAMING_WORDS or t.low in _MARKER_WORDS for t in before[index + 1 :]
             ):
                 denied.add(position)
-    return denied
+    return frozenset(denied)
 
 
 def _whole(view: TextView) -> Polarity:
@@ -241,13 +266,13 @@ def check_claim(
     if not passages:
         return RuleCheck("unsupported", ("no_passage",), ())
     parts = _claim_parts(claim, context)
-    context_words = frozenset(t.low for t in build_view(context).tokens) if context else frozenset()
+    context_words = _context_words(context)
     sources = [_source(p, context_words) for p in passages]
     all_keys = sources[0].keys if len(sources) == 1 else frozenset().union(*(s.keys for s in sources))
     reasons: list[str] = []
     spans: list[tuple[str, int, int]] = []
     regions: dict[int, list[tuple[int, int]]] = {}
-    denied = _negated_figures(parts)
+    denied = parts.denied
     for position, claim_fig in enumerate(parts.figures):
         grounding = ground_figure(claim_fig, sources, all_keys, max_unknown_ratio, parts.keys)
         if not grounding.ok:
@@ -270,11 +295,8 @@ def check_claim(
             reasons.append("period_mismatch")
         elif span is not None and not parts.figures:
             spans.append(span)
-    claim_refs = reference_keys([r for r in parts.view.parsed.references if r.start >= parts.offset])
-    known_refs = frozenset().union(
-        *(reference_keys(list(s.view.parsed.references)) | s.identity_refs for s in sources)
-    )
-    if not claim_refs <= known_refs:
+    claim_refs = parts.references
+    if claim_refs and not claim_refs <= frozenset().union(*(s.references for s in sources)):
         reasons.append("reference_mismatch")
     words = parts.loose_words if parts.figures else parts.words
     unknown = [t for t in words if not is_grounded(t, all_keys)]

@@ -92,6 +92,8 @@ _ABBREVIATIONS = frozenset(
         "us",
     }
 )
+_LAST_WORD_RE = re.compile(r"(\S+)$")
+_ROMAN_RE = re.compile(r"[ivxl]+")
 _BOUNDARY_RE = re.compile(r"[.!?](?=\s+[\"“(A-Z0-9])|\n+")
 
 
@@ -237,13 +239,13 @@ def _sentences(text: str) -> tuple[tuple[int, int], ...]:
         if match.group().startswith(".") and text[match.start() - 1 : match.start()] in (".", "…"):
             continue  # dotted leaders and ellipses ("Bumi ....... Rp5.000.000") do not end a sentence
         if match.group().startswith("."):
-            before = re.search(r"(\S+)$", text[start : match.start()])
+            before = _LAST_WORD_RE.search(text, start, match.start())
             word = before.group(1).lower().lstrip("(") if before else ""
             if (
                 len(word) <= 1
                 or word in _ABBREVIATIONS
                 or (word.isdigit() and len(word) <= 2)
-                or re.fullmatch(r"[ivxl]+", word)
+                or _ROMAN_RE.fullmatch(word)
             ):
                 continue
         spans.append((start, match.end()))
@@ -297,14 +299,25 @@ def content_tokens(view: TextView, start: int = 0, end: int | None = None) -> li
     """Words that carry meaning (not function words, figures, references, markers)."""
     content = view.content_flags
     if content is None:
-        spans = [(f.start, f.end) for f in view.figures] + [(r.start, r.end) for r in view.parsed.references]
+        spans = sorted(
+            [(f.start, f.end) for f in view.figures] + [(r.start, r.end) for r in view.parsed.references]
+        )
+        span_starts = [s for s, _ in spans]
+        reach = []  # reach[i]: the furthest end of spans[: i + 1] (references may nest: "ayat (1)")
+        furthest = -1
+        for _, end_ in spans:
+            furthest = max(furthest, end_)
+            reach.append(furthest)
         flags = []
         for token in view.tokens:
-            flags.append(
-                token.low not in NON_CONTENT
-                and len(token.low) >= 2
-                and (token.low[0] == "§" or not any(s <= token.start < e for s, e in spans))
-            )
+            low = token.low
+            if low in NON_CONTENT or len(low) < 2:
+                flags.append(False)
+            elif low[0] == "§":
+                flags.append(True)
+            else:
+                index = bisect.bisect_right(span_starts, token.start) - 1
+                flags.append(index < 0 or reach[index] <= token.start)  # inside no figure or reference
         content = view.content_flags = tuple(flags)
     first = bisect.bisect_left(view.starts, start)
     last = len(view.tokens) if end is None else bisect.bisect_left(view.starts, end)

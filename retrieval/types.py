@@ -69,7 +69,8 @@ class Chunk:
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     """A ranked chunk. ``score`` is the final (reranked) score; ``stages`` holds per-stage rank and score
-    (keys ``bm25``, ``dense``, ``fused``, ``reranked``; each ``{"rank": int | None, "score": float | None}``)."""
+    (keys ``bm25``, ``dense``, ``fused``, ``reranked``; each
+    ``{"rank": int | None, "score": float | None}``)."""
 
     chunk: Chunk
     score: float

@@ -139,7 +139,9 @@ class AnnotatorDeployment(_Component):
         cfg = AppConfig.model_validate(config)
         # One JudgePool call per pass: the pool batches across requests and keeps the verdicts of batches
         # that return before the deadline, so the per-item split (for the in-process collector) is not needed.
-        self.annotator = factory.build_annotator(cfg, judge_fn=HandleProxy(judge_pool).judge_many, split_items=False)
+        self.annotator = factory.build_annotator(
+            cfg, judge_fn=HandleProxy(judge_pool).judge_many, split_items=False
+        )
 
     async def annotate(self, **kwargs: Any) -> Any:
         annotation = await self._timed("annotate", self.annotator.annotate(**kwargs))
@@ -215,12 +217,18 @@ class GuardDeployment(_Component):
 class IngressDeployment(_Component):
     name = "Ingress"
 
-    def __init__(self, config: dict[str, Any], guard: Any, retriever: Any, agent: Any, annotator: Any,
-                 judge_pool: Any) -> None:
+    def __init__(
+        self, config: dict[str, Any], guard: Any, retriever: Any, agent: Any, annotator: Any, judge_pool: Any
+    ) -> None:
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
-        self.handles = {"Guard": guard, "Retriever": retriever, "Agent": agent, "Annotator": annotator,
-                        "JudgePool": judge_pool}
+        self.handles = {
+            "Guard": guard,
+            "Retriever": retriever,
+            "Agent": agent,
+            "Annotator": annotator,
+            "JudgePool": judge_pool,
+        }
         store = factory.build_store(cfg)
         self.guard = HandleProxy(guard)
         self.pipeline = factory.build_pipeline(
@@ -255,8 +263,14 @@ class IngressDeployment(_Component):
     def __serve_build_asgi_app__(self) -> Any:
         from serve_app.ingress import Ingress
 
-        ingress = Ingress(self.pipeline, self.guard, max_body_bytes=self.pipeline.config.limits.max_body_bytes,
-                          metrics=self.metrics, health=self._health, metrics_text=self._metrics_text)
+        ingress = Ingress(
+            self.pipeline,
+            self.guard,
+            max_body_bytes=self.pipeline.config.limits.max_body_bytes,
+            metrics=self.metrics,
+            health=self._health,
+            metrics_text=self._metrics_text,
+        )
         return ingress.app()
 
 
@@ -269,15 +283,20 @@ def build_app(cfg: AppConfig) -> Application:
         actor: dict[str, Any] = {"num_cpus": d.num_cpus}
         if d.num_gpus:
             actor["num_gpus"] = d.num_gpus
-        return {"num_replicas": d.num_replicas, "ray_actor_options": actor,
-                "max_ongoing_requests": d.max_ongoing_requests}
+        return {
+            "num_replicas": d.num_replicas,
+            "ray_actor_options": actor,
+            "max_ongoing_requests": d.max_ongoing_requests,
+        }
 
     retriever = RetrieverDeployment.options(**opts("Retriever")).bind(raw)
     judge_pool = JudgePoolDeployment.options(**opts("JudgePool")).bind(raw)
     annotator = AnnotatorDeployment.options(**opts("Annotator")).bind(raw, judge_pool)
     agent = AgentDeployment.options(**opts("Agent")).bind(raw, retriever)
     guard = GuardDeployment.options(**opts("Guard")).bind(raw)
-    return IngressDeployment.options(**opts("Ingress")).bind(raw, guard, retriever, agent, annotator, judge_pool)
+    return IngressDeployment.options(**opts("Ingress")).bind(
+        raw, guard, retriever, agent, annotator, judge_pool
+    )
 
 
 def app_builder(args: dict[str, Any]) -> Application:

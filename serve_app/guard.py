@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from serve_app import errors
-from serve_app.auth import AuthError, Authenticator, Principal
+from serve_app.auth import Authenticator, AuthError, Principal
 from serve_app.policy import GuardDecision, PolicyGuard
 from serve_app.ratelimit import RateLimiter, retry_after_header
 

@@ -80,8 +80,9 @@ class Ingress:
         except Exception:  # noqa: BLE001 - any failing deployment means not healthy
             return JSONResponse({"status": "unavailable"}, status_code=503)
         ok = all(v == "ok" for v in status.values())
-        return JSONResponse({"status": "ok" if ok else "unavailable", "deployments": status},
-                            status_code=200 if ok else 503)
+        return JSONResponse(
+            {"status": "ok" if ok else "unavailable", "deployments": status}, status_code=200 if ok else 503
+        )
 
     async def metrics_route(self, request: Request) -> Response:
         text = self.metrics.text()
@@ -108,8 +109,9 @@ class Ingress:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def _admit(self, request: Request, model: type[BaseModel] | None, *, playground: bool = False
-                     ) -> tuple[Principal, Any]:
+    async def _admit(
+        self, request: Request, model: type[BaseModel] | None, *, playground: bool = False
+    ) -> tuple[Principal, Any]:
         body = await self._read_body(request)  # 413 before anything is parsed
         principal, retry_after = await self.guard.admit(dict(request.headers))  # 401
         parsed = None
@@ -157,7 +159,9 @@ class Ingress:
 
         return await self._timed("/search", run)
 
-    async def _answer_json(self, request: Request, route: str, model: type[BaseModel], family: str) -> Response:
+    async def _answer_json(
+        self, request: Request, route: str, model: type[BaseModel], family: str
+    ) -> Response:
         async def run() -> Response:
             principal, req = await self._admit(request, model, playground=family == "playground")
             result = await self.pipeline.answer(req, principal, route=family)  # type: ignore[arg-type]
@@ -234,8 +238,9 @@ class Ingress:
                         yield frame(it["event"], it["data"])
                     elif k == "error":
                         status = str(it.status_code)
-                        yield error_frame(it.status_code, it.error, it.detail if isinstance(it.detail, str)
-                                          else "invalid")
+                        yield error_frame(
+                            it.status_code, it.error, it.detail if isinstance(it.detail, str) else "invalid"
+                        )
                         return
                     else:
                         self._count(it)
@@ -254,8 +259,11 @@ class Ingress:
                 self.metrics.requests.labels(route, status).inc()
                 self.metrics.latency.labels(route).observe(time.perf_counter() - started)
 
-        return StreamingResponse(frames(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        return StreamingResponse(
+            frames(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
 
     # ------------------------------------------------------------------ conversations
 
@@ -275,7 +283,8 @@ class Ingress:
             if record is None:
                 raise errors.NotFound()
             messages = await asyncio.to_thread(self.store.list_messages, cid)
-            return JSONResponse({"conversation_id": cid, "route": getattr(record, "route", None),
-                                 "messages": messages})
+            return JSONResponse(
+                {"conversation_id": cid, "route": getattr(record, "route", None), "messages": messages}
+            )
 
         return await self._timed("/conversations/{id}", run)

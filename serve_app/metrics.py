@@ -18,26 +18,42 @@ class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         self.requests = Counter(
-            "aceh_http_requests_total", "HTTP requests by route and status", ["route", "status"],
+            "aceh_http_requests_total",
+            "HTTP requests by route and status",
+            ["route", "status"],
             registry=self.registry,
         )
         self.latency = Histogram(
-            "aceh_http_request_duration_seconds", "HTTP request latency by route", ["route"],
-            buckets=LATENCY_BUCKETS, registry=self.registry,
+            "aceh_http_request_duration_seconds",
+            "HTTP request latency by route",
+            ["route"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.calls = Histogram(
-            "aceh_deployment_call_duration_seconds", "Time spent in a deployment method",
-            ["deployment", "method"], buckets=LATENCY_BUCKETS, registry=self.registry,
+            "aceh_deployment_call_duration_seconds",
+            "Time spent in a deployment method",
+            ["deployment", "method"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.judge_batch = Histogram(
-            "aceh_judge_batch_size", "Judge items per engine batch", buckets=BATCH_BUCKETS,
+            "aceh_judge_batch_size",
+            "Judge items per engine batch",
+            buckets=BATCH_BUCKETS,
             registry=self.registry,
         )
         self.verdicts = Counter(
-            "aceh_claim_verdicts_total", "Published claim verdicts", ["verdict"], registry=self.registry,
+            "aceh_claim_verdicts_total",
+            "Published claim verdicts",
+            ["verdict"],
+            registry=self.registry,
         )
         self.refusals = Counter(
-            "aceh_refusals_total", "Published refusals by reason", ["reason"], registry=self.registry,
+            "aceh_refusals_total",
+            "Published refusals by reason",
+            ["reason"],
+            registry=self.registry,
         )
 
     def text(self) -> str:

@@ -40,8 +40,11 @@ def _relax(node: Any) -> Any:
         props = node.get("properties")
         if isinstance(props, dict):
             if "checked" in props:
-                props["checked"] = {"const": False, "type": "boolean",
-                                    "description": "Present (false) only for context_budget_exhausted."}
+                props["checked"] = {
+                    "const": False,
+                    "type": "boolean",
+                    "description": "Present (false) only for context_budget_exhausted.",
+                }
             if isinstance(node.get("required"), list):
                 node["required"] = [k for k in node["required"] if k not in MAY_BE_ABSENT]
         for value in node.values():
@@ -54,8 +57,11 @@ def _relax(node: Any) -> Any:
 
 def _schema(model: type[BaseModel], name: str, mode: str) -> dict[str, Any]:
     body = _relax(model.model_json_schema(by_alias=True, mode=mode))  # type: ignore[arg-type]
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{SCHEMA_BASE}/{name}.schema.json",
-            **body}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{SCHEMA_BASE}/{name}.schema.json",
+        **body,
+    }
 
 
 def wire_schemas() -> dict[str, dict[str, Any]]:
@@ -74,29 +80,51 @@ def write_wire_schemas(directory: Path = WIRE_DIR) -> list[Path]:
     written = []
     for name, schema in wire_schemas().items():
         path = directory / f"{name}.schema.json"
-        path.write_text(json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+        path.write_text(
+            json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8"
+        )
         written.append(path)
     return written
 
 
-def _op(summary: str, req: str | None, resp: str, *, stream: bool = False, status: str = "200") -> dict[str, Any]:
+def _op(
+    summary: str, req: str | None, resp: str, *, stream: bool = False, status: str = "200"
+) -> dict[str, Any]:
     op: dict[str, Any] = {"summary": summary, "security": [{"ApiKey": []}, {"ApiKey": [], "PartnerJWT": []}]}
     if req:
-        op["requestBody"] = {"required": True,
-                             "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{req}"}}}}
-    content = ({"text/event-stream": {"schema": {"type": "string"}}} if stream
-               else {"application/json": {"schema": {"$ref": f"#/components/schemas/{resp}"}}})
-    errs = {code: {"description": text, "content": {"application/json": {"schema": {"$ref":
-            "#/components/schemas/ErrorBody"}}}} for code, text in [
-        ("400", "body is not JSON"), ("401", "missing or rejected credentials"), ("404", "not found"),
-        ("409", "conversation belongs to the other route family"), ("413", "body too large"),
-        ("422", "invalid body"), ("429", "rate limited"), ("502", "model server failure")]}
+        op["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{req}"}}},
+        }
+    content = (
+        {"text/event-stream": {"schema": {"type": "string"}}}
+        if stream
+        else {"application/json": {"schema": {"$ref": f"#/components/schemas/{resp}"}}}
+    )
+    errs = {
+        code: {
+            "description": text,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+        }
+        for code, text in [
+            ("400", "body is not JSON"),
+            ("401", "missing or rejected credentials"),
+            ("404", "not found"),
+            ("409", "conversation belongs to the other route family"),
+            ("413", "body too large"),
+            ("422", "invalid body"),
+            ("429", "rate limited"),
+            ("502", "model server failure"),
+        ]
+    }
     op["responses"] = {status: {"description": "OK", "content": content}, **errs}
     return op
 
 
 def _playground_op() -> dict[str, Any]:
-    op = _op("Admin trial of one editorial prompt, never published", "PlaygroundRequest", "PlaygroundResponse")
+    op = _op(
+        "Admin trial of one editorial prompt, never published", "PlaygroundRequest", "PlaygroundResponse"
+    )
     ref = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
     op["responses"]["403"] = {"description": "verified principal is not an admin", "content": ref}
     op["responses"]["503"] = {"description": "verified identity is off", "content": ref}
@@ -105,35 +133,62 @@ def _playground_op() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
-    models = [s.QueryRequest, s.QueryV2Request, s.PlaygroundRequest, s.SearchRequest, s.QueryV2Response,
-              s.QueryV1Response, s.PlaygroundResponse, s.SearchResponse, s.ErrorBody, s.ConversationCreated,
-              s.ConversationView, *s.SSE_EVENTS.values()]
-    _, defs = models_json_schema([(m, "serialization") for m in models], by_alias=True,
-                                 ref_template="#/components/schemas/{model}")
+    models = [
+        s.QueryRequest,
+        s.QueryV2Request,
+        s.PlaygroundRequest,
+        s.SearchRequest,
+        s.QueryV2Response,
+        s.QueryV1Response,
+        s.PlaygroundResponse,
+        s.SearchResponse,
+        s.ErrorBody,
+        s.ConversationCreated,
+        s.ConversationView,
+        *s.SSE_EVENTS.values(),
+    ]
+    _, defs = models_json_schema(
+        [(m, "serialization") for m in models], by_alias=True, ref_template="#/components/schemas/{model}"
+    )
     _relax(defs)
     paths = {
         "/search": {"post": _op("Ranked chunks with citation metadata", "SearchRequest", "SearchResponse")},
-        "/query": {"post": _op("v1 answer: unconfirmed sentences removed", "QueryRequest", "QueryV1Response")},
+        "/query": {
+            "post": _op("v1 answer: unconfirmed sentences removed", "QueryRequest", "QueryV1Response")
+        },
         "/query/stream": {"post": _op("v1 answer over SSE", "QueryRequest", "", stream=True)},
-        "/query/v2": {"post": _op("annotate-v2 answer: every statement marked", "QueryV2Request",
-                                  "QueryV2Response")},
-        "/query/v2/stream": {"post": _op("annotate-v2 over SSE (annotations before text)", "QueryV2Request", "",
-                                         stream=True)},
+        "/query/v2": {
+            "post": _op("annotate-v2 answer: every statement marked", "QueryV2Request", "QueryV2Response")
+        },
+        "/query/v2/stream": {
+            "post": _op("annotate-v2 over SSE (annotations before text)", "QueryV2Request", "", stream=True)
+        },
         "/playground": {"post": _playground_op()},
-        "/conversations": {"post": _op("Create an empty conversation", None, "ConversationCreated",
-                                       status="201")},
-        "/conversations/{conversation_id}": {"get": _op("A conversation as the reader saw it", None,
-                                                        "ConversationView")},
-        "/healthz": {"get": {"summary": "200 once every deployment answers", "security": [],
-                             "responses": {"200": {"description": "OK"}, "503": {"description": "not ready"}}}},
-        "/metrics": {"get": {"summary": "Prometheus text", "security": [],
-                             "responses": {"200": {"description": "OK"}}}},
+        "/conversations": {
+            "post": _op("Create an empty conversation", None, "ConversationCreated", status="201")
+        },
+        "/conversations/{conversation_id}": {
+            "get": _op("A conversation as the reader saw it", None, "ConversationView")
+        },
+        "/healthz": {
+            "get": {
+                "summary": "200 once every deployment answers",
+                "security": [],
+                "responses": {"200": {"description": "OK"}, "503": {"description": "not ready"}},
+            }
+        },
+        "/metrics": {
+            "get": {"summary": "Prometheus text", "security": [], "responses": {"200": {"description": "OK"}}}
+        },
     }
     return {
         "openapi": "3.1.0",
-        "info": {"title": "aceh-rag", "version": "0.1.0",
-                 "description": "Answers over Indonesian government documents; every statement is marked by a "
-                                "strict judge (annotate-v2). Wire schema version " + s.WIRE_SCHEMA_VERSION},
+        "info": {
+            "title": "aceh-rag",
+            "version": "0.1.0",
+            "description": "Answers over Indonesian government documents; every statement is marked by a "
+            "strict judge (annotate-v2). Wire schema version " + s.WIRE_SCHEMA_VERSION,
+        },
         "paths": paths,
         "components": {
             "schemas": defs.get("$defs", {}),

@@ -23,7 +23,12 @@ from serve_app.auth import Principal
 from serve_app.budget import RequestBudget
 from serve_app.compose import compose
 from serve_app.config import AppConfig
-from serve_app.history import from_conversation_texts, model_history, preferred_documents, single_referenced_document
+from serve_app.history import (
+    from_conversation_texts,
+    model_history,
+    preferred_documents,
+    single_referenced_document,
+)
 from serve_app.prompts import AGENT_PROMPT_VERSION
 from serve_app.refusals import refusal_text
 from serve_app.schemas import (
@@ -195,7 +200,9 @@ class Pipeline:
 
     # ------------------------------------------------------------------ pieces
 
-    async def _scope(self, selection: str | None, document_ids: list[str] | None, principal: Principal) -> Scope:
+    async def _scope(
+        self, selection: str | None, document_ids: list[str] | None, principal: Principal
+    ) -> Scope:
         if selection is None and document_ids is None:
             return Scope.everything()
         docs = await self.retriever.documents()
@@ -223,7 +230,9 @@ class Pipeline:
         single = single_referenced_document(messages, req.query) if messages else None
         preferred = preferred_documents(messages) if messages else []
         previous_user = [m.get("content") or m.get("text") for m in messages if m.get("role") == "user"]
-        reasked = any(isinstance(t, str) and t.strip().lower() == req.query.strip().lower() for t in previous_user)
+        reasked = any(
+            isinstance(t, str) and t.strip().lower() == req.query.strip().lower() for t in previous_user
+        )
         return AgentRequest(
             query=req.query,
             mode="v1" if route == "v1" else "v2",
@@ -247,7 +256,9 @@ class Pipeline:
     ) -> AnswerResult:
         kind = "answer_blocked" if (reason == "policy_blocked" and before is not None) else reason
         if reason == "policy_blocked":
-            text = await self.guard.refusal_text("answer_blocked" if before is not None else "request_blocked")
+            text = await self.guard.refusal_text(
+                "answer_blocked" if before is not None else "request_blocked"
+            )
         else:
             text = refusal_text(kind)
         if before is not None and reason == "policy_blocked":
@@ -280,11 +291,17 @@ class Pipeline:
             cited_keys = list(dict.fromkeys(cited_keys))
         by_key = {p.key: p for p in ctx.passages}
         citations = [dict(by_key[k].citation(), citation_key=k) for k in cited_keys if k in by_key]
-        usage = ctx.budget.usage() if ctx.budget is not None else {"model_calls": 0, "prompt_tokens": 0,
-                                                                     "completion_tokens": 0}
+        usage = (
+            ctx.budget.usage()
+            if ctx.budget is not None
+            else {"model_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        )
         records = ctx.budget.records_as_dicts() if ctx.budget is not None else []
-        search_calls = [a for a in ctx.tool_call_audit if a.get("tool") in ("search", "legal_check", "summarize",
-                                                                          "cross_reference", "table_query")]
+        search_calls = [
+            a
+            for a in ctx.tool_call_audit
+            if a.get("tool") in ("search", "legal_check", "summarize", "cross_reference", "table_query")
+        ]
         common: dict[str, Any] = {
             "answer": answer,
             "trace_id": ctx.trace_id,
@@ -341,7 +358,9 @@ class Pipeline:
             }
             if route == "playground":
                 body_model = PlaygroundResponse(
-                    **common, **v2_fields, playground_run_id=uuid.uuid4().hex,
+                    **common,
+                    **v2_fields,
+                    playground_run_id=uuid.uuid4().hex,
                     latency_ms=round((time.perf_counter() - ctx.started) * 1000, 3),
                 )
             else:

@@ -43,7 +43,9 @@ class RemoteAgent:
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
-    async def run(self, req: Any, *, budget: Any, on_event: Callable[[dict], Awaitable[None]] | None = None) -> Any:
+    async def run(
+        self, req: Any, *, budget: Any, on_event: Callable[[dict], Awaitable[None]] | None = None
+    ) -> Any:
         if on_event is None:
             outcome, remote_budget = await self._handle.run.remote(req, budget)
             copy_state(budget, remote_budget)

@@ -14,7 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 WIRE_SCHEMA_VERSION = "1"
 
-Verdict = Literal["supported", "unsupported", "unverified", "uncited", "invalid_citation", "from_conversation"]
+Verdict = Literal[
+    "supported", "unsupported", "unverified", "uncited", "invalid_citation", "from_conversation"
+]
 UnverifiedReason = Literal["deadline", "budget", "judge_unavailable", "unparseable", "disputed"]
 Layout = Literal["paragraph", "heading", "list_item", "continue", "table_header", "table_row"]
 Status3 = Literal["complete", "unavailable", "skipped"]
@@ -235,7 +237,9 @@ class QueryV2Response(AnswerBase):
     claims: list[Claim]
     framing: list[FramingSpan]
     faithfulness: Faithfulness
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True
+    )
 
 
 class PlaygroundResponse(AnswerBase):
@@ -246,7 +250,9 @@ class PlaygroundResponse(AnswerBase):
     playground_run_id: str
     published: Literal[False] = False
     latency_ms: float
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True
+    )
 
 
 class ClaimMapEntry(Offsets):
@@ -321,7 +327,9 @@ class MessageStartEvent(WireModel):
     conversation_id: str | None
     message_id: str | None
     schema_: Literal["annotate-v2"] | None = Field(None, alias="schema")
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True
+    )
 
 
 class TraceEvent(WireModel):

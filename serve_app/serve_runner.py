@@ -19,7 +19,9 @@ def check_port_free(host: str, port: int) -> None:
         try:
             sock.bind((host, port))
         except OSError:
-            raise ConfigError(f"Port {port} on {host} is already in use; set ACEH_PORT to a free port.") from None
+            raise ConfigError(
+                f"Port {port} on {host} is already in use; set ACEH_PORT to a free port."
+            ) from None
 
 
 # Environment of every Ray process we start. Ray Serve's throughput-optimised mode runs user code on the
@@ -47,8 +49,12 @@ def init_ray(*, num_cpus: int | None = None) -> None:
     if address:
         ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": env})
     else:
-        ray.init(num_cpus=num_cpus or max(2, os.cpu_count() or 2), include_dashboard=False, log_to_driver=False,
-                 runtime_env={"env_vars": env})
+        ray.init(
+            num_cpus=num_cpus or max(2, os.cpu_count() or 2),
+            include_dashboard=False,
+            log_to_driver=False,
+            runtime_env={"env_vars": env},
+        )
 
 
 def start_serve(cfg: AppConfig, *, num_cpus: int | None = None) -> None:
@@ -78,7 +84,11 @@ def run_forever(cfg: AppConfig) -> int:
 
     try:
         start_serve(cfg)
-        print(f"aceh-rag: serving on http://{cfg.serve.host}:{cfg.port} (Ctrl-C stops)", file=sys.stderr, flush=True)
+        print(
+            f"aceh-rag: serving on http://{cfg.serve.host}:{cfg.port} (Ctrl-C stops)",
+            file=sys.stderr,
+            flush=True,
+        )
         stop.wait()
     finally:
         print("aceh-rag: shutting down", file=sys.stderr, flush=True)

@@ -31,8 +31,12 @@ def _citation_frames(result: AnswerResult) -> Iterator[str]:
 
 def _passage_frames(result: AnswerResult) -> Iterator[str]:
     for p in result.passages:
-        data: dict[str, Any] = {"kind": p.kind, "citation_key": p.key, "text": p.text,
-                                "chunk_id": p.chunk.chunk_id if p.chunk is not None else None}
+        data: dict[str, Any] = {
+            "kind": p.kind,
+            "citation_key": p.key,
+            "text": p.text,
+            "chunk_id": p.chunk.chunk_id if p.chunk is not None else None,
+        }
         data.update({k: v for k, v in p.citation().items() if k not in data})
         yield frame("passage", data)
 
@@ -43,12 +47,20 @@ def v2_answer_frames(result: AnswerResult) -> Iterator[str]:
     schema = body.get("schema")
     yield frame(
         "message.start",
-        {"conversation_id": body.get("conversation_id"), "message_id": body.get("message_id"), "schema": schema},
+        {
+            "conversation_id": body.get("conversation_id"),
+            "message_id": body.get("message_id"),
+            "schema": schema,
+        },
     )
-    yield frame("trace", {"trace_id": body["trace_id"], "tool": body["tool"], "tool_executed": body["tool_executed"]})
+    yield frame(
+        "trace", {"trace_id": body["trace_id"], "tool": body["tool"], "tool_executed": body["tool_executed"]}
+    )
     yield from _citation_frames(result)
     if body.get("fallback_reason") == "policy_blocked":
-        yield frame("guard.blocked", {"fallback_reason": "policy_blocked", "category": result.blocked_category})
+        yield frame(
+            "guard.blocked", {"fallback_reason": "policy_blocked", "category": result.blocked_category}
+        )
     else:
         yield from _passage_frames(result)
     faith = dict(body["faithfulness"])
@@ -65,18 +77,30 @@ def v2_answer_frames(result: AnswerResult) -> Iterator[str]:
     yield frame("annotations", annotations)
     for piece in split_text(body["answer"]):
         yield frame("answer.delta", {"text": piece})
-    yield frame("done", {"finish_reason": result.finish_reason, "history_truncated": body["history_truncated"]})
+    yield frame(
+        "done", {"finish_reason": result.finish_reason, "history_truncated": body["history_truncated"]}
+    )
 
 
 def v1_answer_frames(result: AnswerResult) -> Iterator[str]:
     """The v1 stream: its ``faithfulness`` frame counts removed sentences."""
     body = result.body
-    yield frame("message.start", {"conversation_id": body.get("conversation_id"),
-                                  "message_id": body.get("message_id"), "schema": None})
-    yield frame("trace", {"trace_id": body["trace_id"], "tool": body["tool"], "tool_executed": body["tool_executed"]})
+    yield frame(
+        "message.start",
+        {
+            "conversation_id": body.get("conversation_id"),
+            "message_id": body.get("message_id"),
+            "schema": None,
+        },
+    )
+    yield frame(
+        "trace", {"trace_id": body["trace_id"], "tool": body["tool"], "tool_executed": body["tool_executed"]}
+    )
     yield from _citation_frames(result)
     if body.get("fallback_reason") == "policy_blocked":
-        yield frame("guard.blocked", {"fallback_reason": "policy_blocked", "category": result.blocked_category})
+        yield frame(
+            "guard.blocked", {"fallback_reason": "policy_blocked", "category": result.blocked_category}
+        )
     else:
         yield from _passage_frames(result)
     yield frame(
@@ -92,4 +116,6 @@ def v1_answer_frames(result: AnswerResult) -> Iterator[str]:
     )
     for piece in split_text(body["answer"]):
         yield frame("answer.delta", {"text": piece})
-    yield frame("done", {"finish_reason": result.finish_reason, "history_truncated": body["history_truncated"]})
+    yield frame(
+        "done", {"finish_reason": result.finish_reason, "history_truncated": body["history_truncated"]}
+    )

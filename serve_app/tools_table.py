@@ -29,9 +29,27 @@ OPERATION_WORDS: dict[str, tuple[str, ...]] = {
     "bottom": ("terkecil", "terendah", "terbawah", "tersedikit"),
     "compare": ("bandingkan", "perbandingan", "dibandingkan", "membandingkan", "selisih", "vs", "versus"),
     "average": ("rata", "rerata"),
-    "sum": ("total", "jumlahkan", "keseluruhan", "seluruh", "semua", "akumulasi"),
+    "sum": ("total", "jumlahkan", "keseluruhan", "akumulasi"),
 }
-_OPERATION_TERMS = frozenset(w for ws in OPERATION_WORDS.values() for w in ws) | {"paling", "besar", "kecil"}
+# "semua"/"seluruh" ask for a sum only next to a quantity word ("berapa jumlah pagu seluruh program");
+# "sebutkan semua asas" is a list question.
+_SUM_IF_QUANTITY = ("seluruh", "semua")
+_QUANTITY_WORDS = ("berapa", "jumlah", "total", "nilai")
+_OPERATION_TERMS = frozenset(w for ws in OPERATION_WORDS.values() for w in ws) | {
+    "paling", "besar", "kecil", "tinggi", "rendah", "banyak", "sedikit", "seluruh", "semua", "jumlah",
+    "nilai", "berapa", "besaran", "urutan", "urutkan",
+}
+# Words every table of this corpus is about, or that name the table itself: no row filter.
+_GENERIC = frozenset("aceh provinsi pemerintah apba apbd apbn data tabel lampiran daftar".split())
+# Asked words that name a measure column: "anggaran pendidikan" is the pagu column of a budget table.
+_MEASURE_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "anggaran": ("pagu", "anggaran"),
+    "alokasi": ("pagu", "alokasi", "anggaran"),
+    "target": ("target", "pagu"),
+    "budget": ("pagu", "anggaran"),
+    "realisasi": ("realisasi",),
+}
+_PERCENT_ASKED = ("persen", "persentase", "proporsi", "porsi", "percent", "percentage")
 _MEASURE_HINTS = (
     "jumlah",
     "nilai",
@@ -59,6 +77,8 @@ def detect_operation(query: str) -> str | None:
     for op, hints in OPERATION_WORDS.items():
         if any(h in tokens for h in hints):
             return op
+    if any(t in _SUM_IF_QUANTITY for t in tokens) and any(t in _QUANTITY_WORDS for t in tokens):
+        return "sum"
     return None
 
 
@@ -149,17 +169,32 @@ def _classify(columns: list[str], rows: list[_Row]) -> tuple[list[int], list[int
     return text_cols, measures, year_col, level_col
 
 
-def _pick_measure(columns: list[str], measures: list[int], terms: list[str]) -> int | None:
+def _names_measure(term: str, header_tokens: list[str]) -> bool:
+    alternatives = (term, *_MEASURE_SYNONYMS.get(term, ()))
+    return any(term_matches(alt, h) for alt in alternatives for h in header_tokens)
+
+
+def _pick_measure(
+    columns: list[str], measures: list[int], terms: list[str], asked_years: list[str]
+) -> int | None:
     if not measures:
         return None
 
-    def rank(i: int) -> tuple[int, int, int]:
+    def rank(i: int) -> tuple[int, int, int, int]:
         tokens = _header_tokens(columns[i])
-        asked = sum(any(term_matches(t, h) for h in tokens) for t in terms)
+        asked = sum(_names_measure(t, tokens) for t in terms)
+        dated = sum(y in columns[i] for y in asked_years)
         hinted = sum(h in _MEASURE_HINTS for h in tokens)
-        return (asked, hinted, i)
+        return (asked, dated, hinted, -i)  # on a tie the first column: the plan (pagu) before its realisation
 
     return max(measures, key=rank)
+
+
+def _percent_column(column: str, rows: list[_Row], i: int) -> bool:
+    tokens = _header_tokens(column)
+    return "%" in column or any(t in ("persen", "persentase", "percent") for t in tokens) or any(
+        "%" in r.cells[i] for r in rows[:20] if i < len(r.cells)
+    )
 
 
 def _cell_words(row: _Row, cols: list[int]) -> list[str]:
@@ -170,14 +205,31 @@ def _compute(
     columns: list[str], rows: list[_Row], query: str, operation: str, title: str, default_n: int
 ) -> tuple[str, list[_Row], str | None, str] | None:
     text_cols, measures, year_col, level_col = _classify(columns, rows)
-    terms = [t for t in content_terms(query) if t not in _OPERATION_TERMS and not t[0].isdigit()]
-    measure = _pick_measure(columns, measures, terms)
+    terms = [
+        t
+        for t in content_terms(query)
+        if t not in _OPERATION_TERMS and t not in _GENERIC and not t[0].isdigit()
+    ]
+    asked_years = years(query)
+    if any(t in _PERCENT_ASKED for t in words(query)):
+        # a share: only a percentage column answers it, never a sum of amounts
+        measures = [i for i in measures if _percent_column(columns[i], rows, i)]
+        terms = [t for t in terms if t not in _PERCENT_ASKED]
+    measure = _pick_measure(columns, measures, terms, asked_years)
     if measure is None:
         return None
     measure_name = columns[measure]
-    context_words = set(words(title)) | {w for c in columns for w in _header_tokens(c)}
-    filters = [t for t in terms if t not in context_words]
-    asked_years = years(query)
+    header_words = {w for c in columns for w in _header_tokens(c)}
+    context_words = set(words(title)) | header_words
+    filters = [
+        t for t in terms if t not in context_words and not _names_measure(t, _header_tokens(measure_name))
+    ]
+    if not _table_knows(rows, text_cols, filters, context_words):
+        return None  # an asked word this table never uses: its rows cannot answer the question
+    if year_col is None and asked_years and not all(
+        y in title or any(y in c for c in columns) for y in asked_years
+    ):
+        return None  # a year the table does not cover
     if year_col is not None and asked_years:
         rows = [r for r in rows if any(y in r.cells[year_col] for y in asked_years)]
     groups = _split_groups(query, filters) if operation == "compare" else [filters]
@@ -242,6 +294,13 @@ def _compute(
     total = sum(value(r) for r in matched)
     text = f"Jumlah {measure_name} dari {describe(group, len(matched))} adalah {money(total)}."
     return text, _largest(matched, value), period, call
+
+
+def _table_knows(rows: list[_Row], text_cols: list[int], filters: list[str], context: set[str]) -> bool:
+    """Every asked word names a row somewhere in the table (or its title and columns)."""
+    row_words = {w for r in rows for w in _cell_words(r, text_cols)}
+    known = row_words | context
+    return all(any(term_matches(t, w) for w in known) for t in filters)
 
 
 def _filter(rows: list[_Row], text_cols: list[int], terms: list[str]) -> list[_Row]:

@@ -10,6 +10,11 @@ import Stemmer
 
 WORD = re.compile(r"[0-9A-Za-zÀ-ÖØ-öø-ÿ]+(?:[.,][0-9]+)*")
 YEAR = re.compile(r"(?<![\d.,])(?:19|20)\d{2}(?![\d.,]*\d)")
+# "Nomor 11 Tahun 2006", "UU 11/2006": a regulation's own year, never a period a text speaks of.
+REGULATION_ID = re.compile(
+    r"(?i)\b(?:(?:UU|PP|Perpu|Perppu|Perpres|Permen\w*|Qanun(?:\s+Aceh)?|Perda|Pergub|Undang-Undang)\s*)?"
+    r"(?:(?:Nomor|No\.?)\s*[\w./-]+\s+Tahun\s+\d{4}|\d+\s*/\s*\d{4})"
+)
 AMOUNT = re.compile(
     r"(?:Rp\.?\s?\d|\d[\d.,]*\s?(?:ribu|juta|miliar|milyar|triliun|persen|%)|\d{1,3}(?:\.\d{3}){2,})",
     re.IGNORECASE,
@@ -52,6 +57,32 @@ def content_terms(text: str) -> list[str]:
 
 def years(text: str) -> list[str]:
     return list(dict.fromkeys(YEAR.findall(text)))
+
+
+def period_years(text: str) -> list[str]:
+    """The years a text speaks of as periods, never a regulation's own (``Nomor 1 Tahun 2023``)."""
+    return years(REGULATION_ID.sub(" ", text))
+
+
+_ACRONYM_SKIP = frozenset({"dan", "atau", "serta", "dalam", "di", "ke", "dari", "untuk", "and", "of", "the"})
+
+
+def title_acronyms(title: str) -> list[str]:
+    """Acronyms a title's capitalised word runs make (``Anggaran Pendapatan dan Belanja Aceh`` → ``apba``),
+    so a question that says APBA finds the document that spells it out."""
+    out: list[str] = []
+    run: list[str] = []
+    for word in [*re.findall(r"[A-Za-z][A-Za-z/-]*", title), "."]:
+        if word[0].isupper():
+            run.append(word[0].lower())
+            continue
+        if word.lower() in _ACRONYM_SKIP and run:
+            continue
+        for i in range(len(run)):
+            for j in range(i + 3, min(len(run), i + 6) + 1):
+                out.append("".join(run[i:j]))
+        run = []
+    return list(dict.fromkeys(out))
 
 
 def has_amount(text: str) -> bool:

@@ -1,18 +1,22 @@
 """The embedded writer: deterministic and extractive, no weights, the CPU default of the agent role.
 
 It cuts every passage into units a strict judge can verify on their own (a sentence or list item copied
-verbatim, a table row with its header, a line of a tool result), scores them against the question (the
-asked words, weighted by rarity among the passages, Indonesian stems; the asked year; a figure when the
-question asks for one), and writes:
+verbatim, a table row with its header, a line of a tool result), scores them against the question
+(:mod:`serve_app.writer_units`), and writes:
 
-* a framing lead-in (``LEAD_IN_FRAMING``), then one ``fact`` segment per chosen unit citing its passage:
-  one paragraph for a single statement, list items for several, a table (header as framing, rows as
-  facts) for table rows;
+* a framing lead-in (``LEAD_IN_FRAMING``), then the chosen units in blocks, best block first: a paragraph
+  for one statement; a list under its lead-in sentence (written once, as a fact; a list the question asks
+  for, or whose lead-in was chosen, is written whole, short items included); a table (the lead-in sentence
+  when the source has one, the header as framing, rows as facts) for table rows;
 * ``SUMMARY_LEAD_IN`` and the document's most central statements for a summary;
-* only ``NOT_FOUND_FRAMING`` when nothing in the passages answers the question.
+* only ``NOT_FOUND_FRAMING`` when nothing in the passages answers the question, or when the question names
+  a place or company no passage mentions.
 
-Every fact's text is a verbatim substring of its passage (table rows keep their cells and pipes), so the
-judge compares like with like. v1 and v2 get the same segments.
+When a tool computed an aggregate and the documents also state the figure, the stated one is written when
+it covers the question better (a total the budget law states beats a sum over an annex table).
+
+Every fact's text is a verbatim substring of its passage (table rows keep their cells and inner pipes), so
+the judge compares like with like. v1 and v2 get the same segments.
 """
 
 from __future__ import annotations
@@ -26,27 +30,49 @@ from models.tokens import estimate_tokens
 from serve_app.budget import RequestBudget
 from serve_app.refusals import GREETING_FRAMING, LEAD_IN_FRAMING, NOT_FOUND_FRAMING, SUMMARY_LEAD_IN
 from serve_app.segments import Passage, Segment
-from serve_app.tools_text import has_amount
+from serve_app.tools_planner import FIGURES, Query, analyse
+from serve_app.tools_text import has_amount, words
 from serve_app.writer_base import Writer, WriterOutput
-from serve_app.writer_units import Unit, expected_figure, extract_units, score_units, split_units, valid_text
+from serve_app.writer_units import (
+    Unit,
+    expected_figure,
+    extract_units,
+    missing_names,
+    score_units,
+    split_units,
+    valid_text,
+)
 
-__all__ = ["EmbeddedWriter", "choose", "extract_units", "layout_segments", "score_units", "split_units"]
+__all__ = [
+    "EmbeddedWriter",
+    "choose",
+    "expected_figure",
+    "extract_units",
+    "layout_segments",
+    "score_units",
+    "split_units",
+]
 
 MIN_COVERAGE = 0.45
-MAX_FACTS = 5
+MAX_FACTS = 4
 MAX_ROWS = 8
+MAX_ITEMS = 12
 
 
-def choose(units: list[Unit], query: str) -> list[Unit]:
+def choose(units: list[Unit], query: str | Query) -> list[Unit]:
     """The units that answer the question, best first; empty when none covers enough of it."""
-    ranked = sorted((u for u in units if u.score > 0), key=lambda u: (-u.score, u.order))
+    q = analyse(query) if isinstance(query, str) else query
+    if missing_names(q, units):
+        return []
+    ranked = sorted((u for u in units if u.score > 0 and not u.short), key=lambda u: (-u.score, u.order))
     tools = [u for u in ranked if u.kind == "tool" and u.coverage >= 0.3]
-    if tools:
+    stated = [u for u in ranked if u.kind != "tool"]
+    if tools and not _stated_answers_better(stated, tools[0], q):
         return _with_tool_results(units, ranked, tools)
+    ranked = stated
     if not ranked or ranked[0].coverage < MIN_COVERAGE:
         return []
     best = ranked[0]
-    figure = expected_figure(query)
     chosen = [best]
     limit = MAX_ROWS if best.kind == "row" else MAX_FACTS
     for u in ranked[1:]:
@@ -54,14 +80,71 @@ def choose(units: list[Unit], query: str) -> list[Unit]:
             break
         # Close runners-up stay: lexical scores cannot tell the answer from its neighbours reliably, and
         # each extra statement is still verified on its own.
-        if u.score < 0.7 * best.score or u.coverage < max(0.4, 0.7 * best.coverage):
+        if u.score < 0.75 * best.score or u.coverage < max(0.4, 0.8 * best.coverage):
             continue
-        if best.kind == "row" and (u.kind != "row" or u.header != best.header):
+        if best.kind == "row" and not _beside_row(best, u):
             continue
-        if figure is not None and has_amount(best.text) and not has_amount(u.text):
+        if q.figure is not None and has_amount(best.text) and not has_amount(u.own_text):
+            continue
+        if any(u.text in c.text or c.text in u.text for c in chosen):
             continue
         chosen.append(u)
-    return chosen
+    return _complete_lists(units, chosen, q)
+
+
+def _beside_row(best: Unit, u: Unit) -> bool:
+    """What may follow a best table row: rows of its table the question names as exactly (all of them when
+    it names none exactly), or a sentence that states one of the row's figures (its prose reading)."""
+    if u.kind == "row":
+        return u.header == best.header and (best.label_match < 1.0 or u.label_match >= 1.0)
+    numbers = {w for w in words(best.text) if w[0].isdigit() and len(w) > 2}
+    return bool(numbers & set(words(u.text)))
+
+
+def _stated_answers_better(stated: list[Unit], tool: Unit, q: Query) -> bool:
+    """A statement in the documents that covers the question better than the computed aggregate and
+    states the kind of figure asked for (the total a budget law states, not a sum over its annex)."""
+    if not stated or stated[0].coverage < MIN_COVERAGE:
+        return False
+    best = stated[0]
+    if q.figure is not None and not FIGURES[q.figure].search(best.own_text):
+        return False
+    return best.coverage > tool.coverage
+
+
+def _complete_lists(units: list[Unit], chosen: list[Unit], q: Query) -> list[Unit]:
+    """A chosen lead-in brings its whole list, and so does a chosen item when the question asks for a
+    list; a lead-in whose items are nowhere to be read is dropped (a sentence ending in ':' says nothing)."""
+    out: list[Unit] = []
+    done: set[tuple[str, int]] = set()
+    for u in chosen:
+        if u.list_id is None or u.kind == "row":
+            out.append(u)
+            continue
+        list_key = (u.key, u.list_id)
+        whole = u.is_lead or q.asks_list
+        members = [m for m in units if m.key == u.key and m.list_id == u.list_id and m.kind != "row"]
+        items = [m for m in members if m.item]
+        lead = next((m for m in members if m.is_lead), None)
+        if not whole:
+            out.append(u)
+            continue
+        if list_key in done:
+            continue
+        done.add(list_key)
+        if not items:
+            if not u.is_lead:
+                out.append(u)
+            continue
+        if lead is not None:
+            out.append(lead)
+        out.extend(items[:MAX_ITEMS])
+    if not out and chosen:
+        return []
+    unique: dict[int, Unit] = {}
+    for u in out:
+        unique.setdefault(id(u), u)
+    return list(unique.values())
 
 
 def _with_tool_results(units: list[Unit], ranked: list[Unit], tools: list[Unit]) -> list[Unit]:
@@ -78,6 +161,7 @@ def _with_tool_results(units: list[Unit], ranked: list[Unit], tools: list[Unit])
 
 def summarize(units: list[Unit], query: str, limit: int = 6) -> list[Unit]:
     """The document's most central statements (words it uses most), in document order."""
+    units = [u for u in units if not u.short]
     freq = Counter(t for u in units for t in u.own.stems if not t[0].isdigit() and len(t) > 3)
     for u in units:
         u.score = sum(freq[t] for t in u.own.stems) / (len(u.own.stems) ** 0.5 or 1.0)
@@ -85,34 +169,63 @@ def summarize(units: list[Unit], query: str, limit: int = 6) -> list[Unit]:
     return sorted(picked, key=lambda u: u.order)
 
 
+def _blocks(chosen: list[Unit]) -> list[tuple[str, str, str, list[Unit]]]:
+    """(kind, passage key, lead-in, units) in the order their first unit was chosen: ``table`` per header,
+    ``list`` per lead-in, ``plain`` for every other statement."""
+    blocks: dict[tuple[str, str, str, str], list[Unit]] = {}
+    for u in chosen:
+        if u.kind == "row":
+            key = ("table", "", u.lead, u.header)  # one table per header, whichever chunk a row came from
+        elif u.list_id is not None and (u.item or u.is_lead):
+            lead = u.text if u.is_lead else u.lead
+            key = ("list", u.key, lead, "")
+        else:
+            key = ("plain", "", "", "")
+        blocks.setdefault(key, []).append(u)
+    return [(kind, key or units[0].key, lead, units) for (kind, key, lead, _), units in blocks.items()]
+
+
 def layout_segments(chosen: list[Unit], lead_in: str, notices: Sequence[str] = ()) -> list[Segment]:
-    """Framing lead-in, then the facts: a paragraph for one statement, list items for several (under their
-    own lead-in sentence when the source has one, so the reader and the judge see what the list is of), a
-    table (header as framing, rows as facts) for table rows."""
+    """Framing lead-in, then the facts block by block (see the module docstring). Each lead-in sentence is
+    written once, as a fact, right before its items or its table, so reader and judge see what they are."""
     segments = [Segment(n, "framing", "paragraph") for n in notices]
     segments.append(Segment(lead_in, "framing", "paragraph"))
-    rows = [u for u in chosen if u.kind == "row"]
-    others = [u for u in chosen if u.kind != "row"]
-    if others and others[0].kind == "tool" and others[0].text.endswith(":") and len(others) > 1:
+    tools = [u for u in chosen if u.kind == "tool"]
+    rest = [u for u in chosen if u.kind != "tool"]
+    if tools and tools[0].text.endswith(":") and len(tools) > 1:
         # A tool result that introduces a list (top-n): its first line is the list's lead-in.
-        segments.append(Segment(others[0].text, "fact", "paragraph", (others[0].key,)))
-        others = others[1:]
-    groups: dict[tuple[str, str], list[Unit]] = {}
-    for u in others:
-        groups.setdefault((u.key, u.lead) if u.lead and valid_text(u.lead) else ("", ""), []).append(u)
-    plain = groups.pop(("", ""), [])
-    if len(plain) == 1:
-        segments.append(Segment(plain[0].text, "fact", "paragraph", (plain[0].key,)))
+        segments.append(Segment(tools[0].text, "fact", "paragraph", (tools[0].key,)))
+        segments.extend(Segment(u.text, "fact", "list_item", (u.key,)) for u in tools[1:])
     else:
-        segments.extend(Segment(u.text, "fact", "list_item", (u.key,)) for u in plain)
-    for (key, lead), items in groups.items():
-        segments.append(Segment(lead, "fact", "paragraph", (key,)))
-        segments.extend(Segment(u.text, "fact", "list_item", (u.key,)) for u in items)
-    headers = list(dict.fromkeys(u.header for u in rows))
-    for header in headers:
-        segments.append(Segment(header, "framing", "table_header"))
-        segments.extend(Segment(u.text, "fact", "table_row", (u.key,)) for u in rows if u.header == header)
+        segments.extend(_plain(tools, alone=not rest))
+    blocks = _blocks(rest)
+    alone = len(blocks) == 1 and not tools
+    written: set[tuple[str, str]] = set()
+    for kind, key, lead, units in blocks:
+        if kind == "plain":
+            segments.extend(_plain(units, alone=alone))
+            continue
+        has_lead = bool(lead) and valid_text(lead) and (key, lead) not in written
+        if has_lead:
+            written.add((key, lead))
+            segments.append(Segment(lead, "fact", "paragraph", (key,)))
+        if kind == "table":
+            segments.append(Segment(units[0].header, "framing", "table_header"))
+            segments.extend(Segment(u.text, "fact", "table_row", (u.key,)) for u in units)
+            continue
+        items = [u for u in units if not u.is_lead]
+        if has_lead or len(items) > 1:
+            segments.extend(Segment(u.text, "fact", "list_item", (u.key,)) for u in items)
+        else:
+            segments.extend(Segment(u.text, "fact", "paragraph", (u.key,)) for u in items)
     return segments
+
+
+def _plain(units: list[Unit], *, alone: bool) -> list[Segment]:
+    """Statements that stand on their own: one paragraph, or a list when they are the whole answer (after
+    a list block a list would run on into it, and read as its items)."""
+    layout = "list_item" if alone and len(units) > 1 else "paragraph"
+    return [Segment(u.text, "fact", layout, (u.key,)) for u in units]
 
 
 class EmbeddedWriter(Writer):
@@ -157,8 +270,8 @@ class EmbeddedWriter(Writer):
         units = extract_units(passages)
         if task == "summarize" and units:
             return layout_segments(summarize(units, query), SUMMARY_LEAD_IN, notices)
-        score_units(query, units)
-        chosen = choose(units, query)
+        asked = score_units(query, units)
+        chosen = choose(units, asked)
         if not chosen:
             return [Segment(n, "framing", "paragraph") for n in notices] + [
                 Segment(NOT_FOUND_FRAMING, "framing", "paragraph")

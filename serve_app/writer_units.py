@@ -1,13 +1,24 @@
 """The embedded writer's reading: passages cut into verifiable units, each scored against the question.
 
-A unit is a verbatim substring of its passage: a sentence, a list item, a table row (with its header), or
-one line of a tool result. Scoring is lexical and deterministic: the question's words (without question
-words, the regulation it names, or what to compute) weighted by rarity among the units, matched by
-Indonesian stem or as a long-enough substring (``kedudukan`` in ``berkedudukan``), found in the unit itself
-(weight 1), in its list lead-in (0.8: "… dihitung dengan bobot:"), in what surrounds its passage (0.5:
-title, section, table header) or in the sentence before it (0.25). The asked year must appear in the unit or
-its surroundings, and a question that asks for a kind of figure (a percentage, a duration, an amount of
-money, a count of people) prefers units that state one.
+A unit is a verbatim substring of its passage: a sentence, a list item (with the lead-in sentence that
+introduces its list), a table row (with its table's header, found in the passage or its context), or one
+line of a tool result. A line that starts with ``|`` is only ever a table row: without a header it is not a
+unit at all, so no answer carries a pipe row as prose.
+
+Scoring is lexical and deterministic (:func:`serve_app.tools_planner.analyse` says what is asked): the
+question's words, weighted by rarity among the units, matched by Indonesian stem, as a long-enough substring
+(``kedudukan`` in ``berkedudukan``), as a cognate (``prevalence`` ~ ``prevalensi``), through a small
+English→Indonesian lexicon or an acronym (``APBA``); found in the unit itself (weight 1), in its list
+lead-in (0.8), in what surrounds its passage (0.5: title, section, acronyms of the title) or in the
+sentence before it (0.25). Then:
+
+* the asked period: the nearest level that states years decides (the unit, its lead-in or table header,
+  its section, its document's title). The asked year there: a bonus; the asked year only mentioned in
+  passing in a document of another year (a 2024 budget citing the 2023 figure): a small one; another
+  year only: the unit is out;
+* the asked article (``Pasal 5 ayat (2)``), the document named after ``menurut``, and a figure of the kind
+  asked for (a percentage, an amount of money, …) raise a unit; a statement of change (``naik``,
+  ``dibandingkan``) when no change was asked lowers it.
 """
 
 from __future__ import annotations
@@ -20,54 +31,90 @@ from dataclasses import dataclass, field
 
 from serve_app.compose import validate_segments
 from serve_app.segments import Passage, Segment
-from serve_app.tools_table import OPERATION_WORDS
-from serve_app.tools_text import content_terms, stem, words, years
-
-QUESTION_WORDS = frozenset(
-    "berapa berapakah apa apakah siapa siapakah kapan dimana mana bagaimana mengapa kenapa jelaskan sebutkan "
-    "tunjukkan berikan uraikan ringkas ringkasan rangkum rangkuman isi mengenai terkait soal menurut saja "
-    "uu undang pp perpu perppu perpres permen qanun perda pergub nomor".split()
+from serve_app.tools_planner import (
+    CHANGE_WORDS,
+    FIGURES,
+    QUESTION_WORDS,
+    SUPERLATIVES,
+    Query,
+    Term,
+    analyse,
+    expected_figure,
+    query_terms,
 )
-_WEAK_WORDS = frozenset("minimal maksimal paling batas tinggi rendah sedikit banyak lambat wajib".split())
-_OPERATION_TERMS = frozenset(w for ws in OPERATION_WORDS.values() for w in ws)
+from serve_app.tools_text import period_years, stem, title_acronyms, words
+
+__all__ = [
+    "QUESTION_WORDS",
+    "Unit",
+    "expected_figure",
+    "extract_units",
+    "query_terms",
+    "score_units",
+    "split_units",
+    "strip_pipes",
+    "valid_text",
+]
+
 _ABBREVIATIONS = frozenset(
     "no nomor rp dll dsb dst tgl kab kec kel prov jl hlm ps jo ttg sdr yth tbk pt cv dr ir drs hj st vol "
     "art pp uu".split()
 )
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'“])|(?<=;)\s+|(?<=:)\s+(?=(?:[a-z]|\d{1,2})[.)]\s|\(\d)")
 LEADING_MARKER = re.compile(r"^(?:#{1,6}\s+|>\s*|[-*+]\s+|(?:\d{1,3}|[a-zA-Z])[.)]\s+)+")
-_TRAILING_JOINER = re.compile(r"[;,]?\s+(?:dan|atau|serta)$|;$")
+_ITEM_LINE = re.compile(r"^\s*(?:[-*+]\s+|(?:\d{1,3}|[a-zA-Z])[.)]\s+)")
+_JOINERS = frozenset({"dan", "atau", "serta", "dan/atau", "and", "or"})
+_TRAILING_JOINER = re.compile(r"[;,]?\s+(?:dan|atau|serta|dan/atau)$|;$")
 _NEW_PROVISION = re.compile(r"^(?:\(\d+[a-z]?\)|Pasal\s+\d|Ayat\s+\(|BAB\s)", re.IGNORECASE)
-# "Nomor 11 Tahun 2006", "UU 11/2006": the regulation's own year, not a period the question asks about.
-_REGULATION_ID = re.compile(
-    r"(?i)\b(?:(?:UU|PP|Perpu|Perppu|Perpres|Permen\w*|Qanun(?:\s+Aceh)?|Perda|Pergub|Undang-Undang)\s*)?"
-    r"(?:(?:Nomor|No\.?)\s*[\w./-]+\s+Tahun\s+\d{4}|\d+\s*/\s*\d{4})"
-)
-_FIGURES: dict[str, re.Pattern[str]] = {
-    "percent": re.compile(r"\d[\d.,]*\s?(?:%|persen|per\s?seratus|perseratus)", re.IGNORECASE),
-    "duration": re.compile(r"\d+\s*(?:\([^)]*\)\s*)?(?:tahun|bulan|hari|minggu)\b", re.IGNORECASE),
-    "times": re.compile(r"\d+\s*(?:\([^)]*\)\s*)?kali\b", re.IGNORECASE),
-    "people": re.compile(r"\d[\d.]*\s*(?:\([^)]*\)\s*)?(?:orang|anggota|jiwa)\b", re.IGNORECASE),
-    "money": re.compile(r"Rp\.?\s?\d", re.IGNORECASE),
-    "number": re.compile(r"\d"),
-}
+_AYAT_START = re.compile(r"^\((\d+[a-z]?)\)")
+_PASAL = re.compile(r"(?i)\bPasal\s+(\d+[A-Z]?)\b")
+_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
 MIN_UNIT_CHARS = 20
+_VERB_LIKE = re.compile(r"^(?:me|di|ber|ter|mem|men|meng|meny)[a-z]{4,}$")
+_ACRONYM_SKIP = frozenset("dan atau serta di ke dari untuk yang dalam".split())
+_CELL_STOPWORDS = frozenset("dan atau yang di ke dari untuk dengan per pada dalam oleh serta".split())
 
 
 @dataclass(slots=True)
 class _Bag:
     words: frozenset[str] = frozenset()
     stems: frozenset[str] = frozenset()
+    initials: frozenset[str] = frozenset()  # "sekolah menengah atas" → "sma": what an acronym may spell
 
     @classmethod
-    def of(cls, text: str) -> _Bag:
-        ws = words(text)
-        return cls(frozenset(ws), frozenset(stem(w) for w in ws))
+    def of(cls, text: str, extra: Sequence[str] = ()) -> _Bag:
+        ws = [*words(text), *extra]
+        letters = [w[0] for w in words(text) if not w[0].isdigit() and w not in _ACRONYM_SKIP]
+        initials = {"".join(letters[i:j]) for i in range(len(letters)) for j in range(i + 2, i + 6)}
+        return cls(frozenset(ws), frozenset(stem(w) for w in ws), frozenset(initials))
 
     def has(self, raw: str, stemmed: str) -> bool:
-        if stemmed in self.stems or raw in self.words:
+        if raw in self.words:
             return True
-        return len(raw) >= 6 and any(raw in w for w in self.words if len(w) > len(raw))
+        if len(raw) <= 3:
+            return False  # "iii" is no stem of "ii" (the stemmer cuts a final -i): short words match whole
+        if stemmed in self.stems:
+            return True
+        if len(raw) >= 6 and any(raw in w for w in self.words if len(w) > len(raw)):
+            return True
+        return len(raw) >= 7 and any(_cognate(raw, w) for w in self.words)
+
+    def has_term(self, term: Term) -> bool:
+        if self.has(term.raw, term.stem):
+            return True
+        if term.acronym and term.raw in self.initials:
+            return True
+        return any(all(self.has(w, stem(w)) for w in alt) for alt in term.alts)
+
+
+def _cognate(a: str, b: str) -> bool:
+    """``prevalence`` ~ ``prevalensi``: a long common start that is most of the shorter word."""
+    if len(b) < 7 or a[:6] != b[:6]:
+        return False
+    common = 6
+    while common < min(len(a), len(b)) and a[common] == b[common]:
+        common += 1
+    return common >= 0.75 * min(len(a), len(b))
 
 
 @dataclass(slots=True)
@@ -77,18 +124,36 @@ class Unit:
     kind: str  # sentence | row | tool
     order: tuple[int, int]
     header: str = ""  # table rows: the header line, cells separated by " | "
-    lead: str = ""  # list items: the sentence that introduces the list ("… sebagai berikut:")
+    lead: str = ""  # list items and rows: the sentence that introduces them ("… sebagai berikut:")
     own: _Bag = field(default_factory=_Bag)
     lead_bag: _Bag = field(default_factory=_Bag)
     around: _Bag = field(default_factory=_Bag)
     before: _Bag = field(default_factory=_Bag)
-    period_text: str = ""  # where an asked year may stand besides the unit: title, section, lead
+    period_text: str = ""  # kept for callers that read it: title, section, lead
     score: float = 0.0
     coverage: float = 0.0
+    label_match: float = 0.0  # rows: how exactly the question names the row (see _label_match)
+    item: bool = False  # a list item under ``lead``
+    short: bool = False  # too short to stand alone ("teguran lisan"): written only with its whole list
+    is_lead: bool = False  # a sentence that introduces a list ("… berupa:")
+    list_id: int | None = None  # the same for a lead-in and its items
+    pasal: str | None = None
+    ayat: str | None = None
+    periods: tuple[tuple[str, ...], ...] = ()  # years stated by: unit, lead/header, section, document
+    document: str = ""  # title (or dataset) of the unit's document
+    document_ref: tuple[str | None, int | None] = (None, None)  # (number, year) of a regulation
+
+    @property
+    def own_text(self) -> str:
+        return f"{self.text} {self.header}" if self.kind == "row" else self.text
 
 
 def split_units(line: str) -> list[str]:
     """Sentences and list items of one line, each a verbatim substring of it, markers and joiners trimmed."""
+    return [p for p in _pieces(line) if len(p) >= MIN_UNIT_CHARS and len(p.split()) >= 3]
+
+
+def _pieces(line: str) -> list[str]:
     pieces: list[str] = []
     start = 0
     for m in _BOUNDARY.finditer(line):
@@ -105,7 +170,7 @@ def split_units(line: str) -> list[str]:
     for piece in pieces:
         piece = LEADING_MARKER.sub("", piece.strip())
         piece = _TRAILING_JOINER.sub("", piece).strip()
-        if len(piece) >= MIN_UNIT_CHARS and len(piece.split()) >= 3:
+        if piece and piece.lower().strip(";,.") not in _JOINERS:
             out.append(piece)
     return out
 
@@ -135,145 +200,261 @@ def _surroundings(p: Passage) -> str:
     return " ".join(str(v) for k, v in p.identity.items() if k in ("dataset", "period", "source") and v)
 
 
-def _table_header(p: Passage) -> str:
-    if p.chunk is None or p.chunk.kind != "table":
+def _context_header(p: Passage) -> str:
+    """A table header the passage's context carries (a table continued from an earlier chunk)."""
+    if p.chunk is None:
         return ""
-    context = p.chunk.context.strip()
-    head = context.splitlines()[0] if context else (p.text.splitlines() or [""])[0]
-    return strip_pipes(head) if "|" in head else ""
+    lines = [ln.strip() for ln in p.chunk.context.splitlines() if "|" in ln]
+    lines = [ln for ln in lines if not _SEPARATOR.match(ln)]
+    return strip_pipes(lines[-1]) if lines else ""
 
 
-def _line_units(p: Passage, line: str, header: str) -> list[tuple[str, str]]:
-    if header and "|" in line:
-        row = strip_pipes(line)
-        if row == header or set(row) <= set("-|: "):
-            return []
-        if _valid_row(header, row):
-            return [(row, "row")]
-    if p.kind == "tool":
-        # A tool result's line is one computed statement: kept whole, only its list marker cut.
-        text = LEADING_MARKER.sub("", line.strip())
-        return [(text, "tool")] if text and valid_text(text) else []
-    return [(u, "sentence") for u in split_units(line) if valid_text(u)]
+@dataclass(slots=True)
+class _Reader:
+    """State while one passage is read line by line."""
+
+    header: str = ""  # the table being read
+    lead: str = ""
+    lead_id: int | None = None
+    lead_line: int = -1  # the line the lead-in ended on
+    ayat: str | None = None
+    previous: str = ""
+
+
+def _is_pipe_line(p: Passage, line: str) -> bool:
+    return line.startswith("|") or (p.chunk is not None and p.chunk.kind == "table" and "|" in line)
 
 
 def extract_units(passages: Sequence[Passage]) -> list[Unit]:
     units: list[Unit] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for pi, p in enumerate(passages):
         if not p.citable:
             continue
         around_text = _surroundings(p)
-        around = _Bag.of(around_text)
-        period_base = _REGULATION_ID.sub(" ", around_text)
-        header = _table_header(p)
-        lead = ""
-        previous = ""
+        document = p.chunk.document_title if p.chunk is not None else str(p.identity.get("dataset") or "")
+        around = _Bag.of(around_text, title_acronyms(document))
+        section = " ".join((*p.chunk.section_path, p.chunk.context)) if p.chunk is not None else ""
+        doc_years = tuple(period_years(document + " " + str(p.identity.get("period") or "")))
+        section_years = tuple(period_years(section))
+        pasals = _PASAL.findall(" ".join(p.chunk.section_path)) if p.chunk is not None else []
+        ref = (p.chunk.identity.number, p.chunk.identity.year) if p.chunk is not None else (None, None)
+        context_header = _context_header(p)
+        state = _Reader(header=context_header)
+        lines = p.text.splitlines()
         position = 0
-        for line in p.text.splitlines():
-            for text, kind in _line_units(p, line, header) if line.strip() else []:
-                if kind != "sentence" or _NEW_PROVISION.match(text):
-                    lead = ""  # a new ayat or Pasal ends the list the lead-in introduced
-                if text not in seen:
-                    seen.add(text)
-                    position += 1
-                    own_text = f"{text} {header}" if kind == "row" else text
-                    units.append(
-                        Unit(
-                            p.key,
-                            text,
-                            kind,
-                            (pi, position),
-                            header if kind == "row" else "",
-                            lead,
-                            own=_Bag.of(own_text),
-                            lead_bag=_Bag.of(lead),
-                            around=around,
-                            before=_Bag.of(previous if not lead else ""),
-                            period_text=f"{period_base} {lead}",
-                        )
-                    )
-                if kind == "sentence" and text.endswith(":"):
-                    lead = text
-                previous = text
+
+        def add(text: str, kind: str, item: bool = False, short: bool = False) -> Unit | None:
+            nonlocal position
+            lead = state.lead if (item or kind == "row") else ""
+            if (lead, text) in seen:
+                return None
+            seen.add((lead, text))
+            position += 1
+            header = state.header if kind == "row" else ""
+            unit = Unit(
+                p.key,
+                text,
+                kind,
+                (pi, position),
+                header,
+                lead,
+                own=_Bag.of(f"{text} {header}"),
+                lead_bag=_Bag.of(lead),
+                around=around,
+                before=_Bag.of(state.previous if not lead else ""),
+                period_text=f"{around_text} {lead}",
+                item=item,
+                short=short,
+                list_id=state.lead_id if lead else None,
+                pasal=pasals[-1] if pasals else None,
+                ayat=state.ayat,
+                periods=(tuple(period_years(f"{text} {header}")), tuple(period_years(lead)), section_years,
+                         doc_years),
+                document=document,
+                document_ref=ref,
+            )
+            units.append(unit)
+            return unit
+
+        for index, raw_line in enumerate(lines):
+            line = raw_line.strip()
+            if not line:
+                continue
+            if p.kind != "tool" and _is_pipe_line(p, line):
+                if _SEPARATOR.match(line):
+                    continue
+                following = next((ln.strip() for ln in lines[index + 1 :] if ln.strip()), "")
+                if _SEPARATOR.match(following) or not state.header:
+                    state.header = strip_pipes(line)  # a header line; or a table chunk's first line
+                    continue
+                row = strip_pipes(line)
+                if row != state.header and _valid_row(state.header, row):
+                    add(row, "row")
+                continue  # a pipe line is a table row or nothing, never prose
+            if p.chunk is None or p.chunk.kind != "table":
+                state.header = ""
+            if p.kind == "tool":
+                # A tool result's line is one computed statement: kept whole, only its list marker cut.
+                text = LEADING_MARKER.sub("", line)
+                if text and valid_text(text):
+                    add(text, "tool")
+                continue
+            _read_prose_line(line, index, state, add)
     return units
 
 
-def query_terms(query: str) -> tuple[list[tuple[str, str]], list[str]]:
-    """(raw word, stem) of the words that say what is asked, and the asked years (not a regulation's)."""
-    topic = _REGULATION_ID.sub(" ", query)
-    asked_years = years(topic)
-    terms = []
-    for raw in content_terms(topic):
-        if raw in QUESTION_WORDS or raw in _OPERATION_TERMS or raw in asked_years:
+def _read_prose_line(line: str, index: int, state: _Reader, add: object) -> None:
+    ayat = _AYAT_START.match(line)
+    if ayat or _NEW_PROVISION.match(line):
+        state.ayat = ayat.group(1) if ayat else None
+        state.lead, state.lead_id = "", None  # a new ayat or Pasal ends the list the lead-in introduced
+    item_line = bool(_ITEM_LINE.match(line))
+    if not item_line and index != state.lead_line:
+        state.lead, state.lead_id = "", None  # prose after a list ends it
+    pieces = [x for x in _pieces(line) if valid_text(x)]
+    for n, text in enumerate(pieces):
+        in_list = bool(state.lead) and (item_line or n > 0)
+        long_enough = len(text) >= MIN_UNIT_CHARS and len(text.split()) >= 3
+        if not long_enough and not in_list:
             continue
-        terms.append((raw, stem(raw)))
-    return terms, asked_years
+        if _NEW_PROVISION.match(text) and n > 0:
+            state.lead, state.lead_id = "", None
+            in_list = False
+        unit = add(text, "sentence", item=in_list, short=not long_enough)  # type: ignore[operator]
+        if unit is not None and text.endswith(":") and not unit.short:
+            unit.is_lead, unit.item, unit.list_id = True, False, unit.order[1]
+            state.lead, state.lead_id, state.lead_line = text, unit.order[1], index
+        if unit is not None:
+            state.previous = text
 
 
-def expected_figure(query: str) -> str | None:
-    tokens = words(query)
-    text = " ".join(tokens)
-    if any(t in ("persen", "persentase", "bobot", "tarif") for t in tokens) or "%" in query:
-        return "percent"
-    if "berapa lama" in text or any(t in ("umur", "usia", "jangka", "masa") for t in tokens):
-        return "duration"
-    if "berapa kali" in text:
-        return "times"
-    if "berapa orang" in text or "jumlah anggota" in text or "berapa anggota" in text:
-        return "people"
-    if any(
-        t in ("anggaran", "dana", "alokasi", "pagu", "penerimaan", "belanja", "pendapatan", "biaya", "rp")
-        for t in tokens
-    ) and any(t in ("berapa", "jumlah", "besar", "nilai", "target") for t in tokens):
-        return "money"
-    if any(t in ("berapa", "jumlah", "besaran") for t in tokens):
-        return "number"
-    return None
+# ---------------------------------------------------------------------------------------------- scoring
 
 
-def score_units(query: str, units: list[Unit]) -> None:
-    terms, asked_years = query_terms(query)
-    figure = expected_figure(query)
+def _period_factor(u: Unit, asked: list[str]) -> tuple[float, float, float] | None:
+    """(bonus, factor, coverage bonus) for the asked years; None when the unit speaks of another period."""
+    levels = [lvl for lvl in u.periods if lvl]
+    if not levels:
+        return 0.0, 0.6, 0.0  # no period anywhere: it may hold for any year (a regulation in force)
+    first = levels[0]
+    if not any(y in first for y in asked):
+        if any(y in lvl for lvl in levels[1:] for y in asked):
+            return 0.3, 0.75, 0.0  # "selesai pada Januari 2024" in the 2023 report: another year in passing
+        return None
+    level = next(i for i, lvl in enumerate(u.periods) if lvl)
+    deeper = [lvl for lvl in u.periods[level + 1 :] if lvl]
+    if level <= 1 and deeper and not any(y in lvl for lvl in deeper for y in asked):
+        return 0.3, 0.7, 0.0  # "dibandingkan dengan Tahun Anggaran 2023" in the 2024 budget
+    if level <= 1:
+        return 1.0, 1.0, 0.25
+    return 0.8, 1.0, 0.2
+
+
+def _names_document(u: Unit, q: Query) -> bool:
+    if q.named_ref is not None and u.document_ref[0] is not None:
+        number, year = q.named_ref
+        return str(u.document_ref[0]) == number and u.document_ref[1] == year
+    if not q.named_words:
+        return False
+    bag = _Bag.of(u.document, title_acronyms(u.document))
+    return all(bag.has_term(t) for t in q.named_words)
+
+
+def score_units(query: str, units: list[Unit]) -> Query:
+    """Score every unit against ``query`` (``unit.score``, ``unit.coverage``); returns what was asked."""
+    q = analyse(query)
+    terms = q.terms
     n = len(units) or 1
     df = Counter(
-        raw
+        t.raw
         for u in units
-        for raw, st in terms
-        if u.own.has(raw, st) or u.lead_bag.has(raw, st) or u.around.has(raw, st)
+        for t in terms
+        if u.own.has_term(t) or u.lead_bag.has_term(t) or u.around.has_term(t)
     )
-    idf = {raw: math.log((n + 1) / (df[raw] + 0.5)) + 0.1 for raw, _ in terms}
+    idf = {t.raw: math.log((n + 1) / (df[t.raw] + 0.5)) + 0.1 for t in terms}
     # A word no unit uses weighs like the rarest word some unit uses: it still lowers coverage (the asked
     # entity may be missing) without drowning every other word.
-    cap = max((idf[raw] for raw, _ in terms if df[raw]), default=1.0)
-    weight = {raw: min(w, cap) * (0.3 if raw in _WEAK_WORDS else 1.0) for raw, w in idf.items()}
-    total = sum(weight.values()) or 1.0
+    cap = max((idf[t.raw] for t in terms if df[t.raw]), default=1.0)
+    weight = {t.raw: min(idf[t.raw], cap) * t.weight for t in terms}
+    for t in terms:
+        if not df[t.raw]:
+            # A noun no passage uses is the asked thing itself missing ("inflation"): it weighs double;
+            # a verb the passages phrase otherwise ("memenuhi") weighs half.
+            weight[t.raw] *= 0.5 if _VERB_LIKE.match(t.raw) else 2.0
+    article = (max(weight.values(), default=1.0) * 1.5) if q.pasal else 0.0
+    total = (sum(weight.values()) + article) or 1.0
+    named_docs = {u.document for u in units if _names_document(u, q)}
     for u in units:
         matched = 0.0
-        for raw, st in terms:
-            if u.own.has(raw, st):
-                matched += weight[raw]
-            elif u.lead_bag.has(raw, st):
-                matched += 0.8 * weight[raw]
-            elif u.around.has(raw, st):
-                matched += 0.5 * weight[raw]
-            elif u.before.has(raw, st):
-                matched += 0.25 * weight[raw]
+        for t in terms:
+            if u.own.has_term(t):
+                matched += weight[t.raw]
+            elif u.lead_bag.has_term(t):
+                matched += 0.8 * weight[t.raw]
+            elif u.around.has_term(t):
+                matched += 0.5 * weight[t.raw]
+            elif u.before.has_term(t):
+                matched += 0.25 * weight[t.raw]
+        if q.pasal and u.pasal == q.pasal:
+            matched += article * (0.4 if q.ayat and u.ayat and u.ayat != q.ayat else 1.0)
         score = matched
-        u.coverage = matched / total if terms else 0.0
-        if asked_years:
-            if any(y in u.text or y in u.header for y in asked_years):
-                score += 1.0
-                u.coverage = min(1.0, u.coverage + 0.15)
-            elif not any(y in u.period_text for y in asked_years):
-                score *= 0.4
-        if figure is not None:
-            if _FIGURES[figure].search(u.text):
+        u.coverage = matched / total if (terms or q.pasal) else 0.0
+        for name in q.names:
+            if not any(bag.has_term(name) for bag in (u.own, u.lead_bag, u.around, u.before)):
+                u.coverage *= 0.5  # "Kabupaten Simeulue": a unit that does not name it answers another entity
+        states_figure = q.figure is None or bool(FIGURES[q.figure].search(u.own_text))
+        if q.years:
+            period = _period_factor(u, q.years)
+            if period is None or (not any(u.periods) and not states_figure):
+                # another period; or no period and not the figure asked for: "anggaran 2021" is not
+                # answered by a rule on budgets that states no amount
+                u.score, u.coverage = 0.0, 0.0
+                continue
+            bonus, factor, cover = period
+            score = (score + bonus) * factor
+            u.coverage = min(1.0, u.coverage * (1.0 + cover))  # the year adds to what matched, never alone
+        if u.document in named_docs:
+            score *= 1.4
+        if q.figure is not None:
+            if states_figure:
                 score *= 1.5
-            elif _FIGURES["number"].search(u.text):
+            elif FIGURES["number"].search(u.own_text):
                 score *= 0.7
             else:
                 score *= 0.5
+        if u.kind == "row":
+            u.label_match = _label_match(u, terms)
+            score *= 0.4 + 0.6 * u.label_match
+        if q.asks_extreme and any(w in SUPERLATIVES for w in u.own.words):
+            score *= 1.5  # "paling rendah": the sentence that names the lowest beats the rows to compare
+        if not q.asks_change and any(w in CHANGE_WORDS for w in u.own.words):
+            score *= 0.85
         if len(u.text) > 500:
             score *= 0.8
         u.score = score
+    return q
+
+
+def _label_match(u: Unit, terms: Sequence[Term]) -> float:
+    """How exactly the question names this row: the share of its best-named cell's words that are asked
+    ("Perawat" for "jumlah perawat": 1; "Kota Banda Aceh" for "di Aceh": 1/3)."""
+    best = 0.0
+    for cell in u.text.split("|"):
+        cell_words = [w for w in words(cell) if not w[0].isdigit() and w not in _CELL_STOPWORDS]
+        if not cell_words:
+            continue
+        bag = _Bag.of(cell)
+        named = sum(any(_Bag.of(w).has_term(t) for t in terms) for w in cell_words)
+        if named and any(bag.has_term(t) for t in terms):
+            best = max(best, named / len(cell_words))
+    return best
+
+
+def missing_names(q: Query, units: Sequence[Unit]) -> list[str]:
+    """Names the question asks about that no passage mentions at all (``Simeulue``)."""
+    return [
+        t.raw
+        for t in q.names
+        if not any(bag.has_term(t) for u in units for bag in (u.own, u.lead_bag, u.around))
+    ]

@@ -22,8 +22,11 @@ API_KEY = "test-key"
 def make_config(tmp: Path, index_dir: Path, **overrides: object):  # noqa: ANN201 - AppConfig
     from serve_app.config import load_config
 
-    env = {"ACEH_API_KEYS": API_KEY, "ACEH_INDEX_DIR": str(index_dir),
-           "ACEH_DATABASE_URL": f"sqlite:///{tmp / 'aceh.db'}"}
+    env = {
+        "ACEH_API_KEYS": API_KEY,
+        "ACEH_INDEX_DIR": str(index_dir),
+        "ACEH_DATABASE_URL": f"sqlite:///{tmp / 'aceh.db'}",
+    }
     cfg = load_config(str(REPO / "configs" / "default.yaml"), env=env)
     return cfg.model_copy(update=overrides)
 

@@ -27,13 +27,17 @@ def _one_sentence(err: str) -> str:
     return lines[-1]
 
 
-def test_missing_config_file(env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_config_file(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("ACEH_CONFIG", str(env / "nope.yaml"))
     assert main(["serve"]) == 2
     assert "does not exist" in _one_sentence(capsys.readouterr().err)
 
 
-def test_unknown_engine(env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_engine(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = env / "bad.yaml"
     bad.write_text("roles:\n  judge: {engine: magic}\n")
     monkeypatch.setenv("ACEH_CONFIG", str(bad))
@@ -58,7 +62,9 @@ def test_port_in_use(env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     assert "already in use" in _one_sentence(capsys.readouterr().err)
 
 
-def test_missing_index(env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_index(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("ACEH_INDEX_DIR", str(env / "no-index"))
     assert main(["search", "anggaran"]) == 2
     assert "No index" in _one_sentence(capsys.readouterr().err)
@@ -66,7 +72,9 @@ def test_missing_index(env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytes
 
 def test_search_queries_file_json_lines(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     queries = env / "q.jsonl"
-    queries.write_text('{"id": "a", "query": "anggaran pendidikan 2023"}\n{"id": 7, "query": "Pasal 7 ayat (1)"}\n')
+    queries.write_text(
+        '{"id": "a", "query": "anggaran pendidikan 2023"}\n{"id": 7, "query": "Pasal 7 ayat (1)"}\n'
+    )
     assert main(["search", "--queries", str(queries), "--top-k", "3", "--json"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line["id"] for line in lines] == ["a", 7]
@@ -75,8 +83,15 @@ def test_search_queries_file_json_lines(env: Path, capsys: pytest.CaptureFixture
         scores = [r["score"] for r in line["results"]]
         assert scores == sorted(scores, reverse=True)
         for r in line["results"]:
-            assert set(r) == {"document_id", "document_title", "source", "chunk_id", "legal_reference", "score",
-                              "text"}
+            assert set(r) == {
+                "document_id",
+                "document_title",
+                "source",
+                "chunk_id",
+                "legal_reference",
+                "score",
+                "text",
+            }
             assert (DEMO_CORPUS / r["source"]).is_file()
 
 
@@ -89,12 +104,27 @@ def test_single_search_id_is_q(env: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_judge_file(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
     items = env / "items.jsonl"
     passage = "Belanja urusan pendidikan ditetapkan sebesar Rp871.667.219.294."
-    items.write_text("\n".join(json.dumps(x) for x in [
-        {"id": 1, "claim": "Belanja pendidikan sebesar Rp871,67 miliar.", "passage": passage},
-        {"id": 2, "claim": "Belanja pendidikan sebesar Rp871,67 juta.", "passage": passage,
-         "document": {"title": "Qanun Aceh Nomor 1 Tahun 2023", "type": "Qanun", "number": "1", "year": 2023}},
-        {"id": 3, "passage": passage},
-    ]) + "\n")
+    items.write_text(
+        "\n".join(
+            json.dumps(x)
+            for x in [
+                {"id": 1, "claim": "Belanja pendidikan sebesar Rp871,67 miliar.", "passage": passage},
+                {
+                    "id": 2,
+                    "claim": "Belanja pendidikan sebesar Rp871,67 juta.",
+                    "passage": passage,
+                    "document": {
+                        "title": "Qanun Aceh Nomor 1 Tahun 2023",
+                        "type": "Qanun",
+                        "number": "1",
+                        "year": 2023,
+                    },
+                },
+                {"id": 3, "passage": passage},
+            ]
+        )
+        + "\n"
+    )
     assert main(["judge", str(items)]) == 0
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [o["id"] for o in out] == [1, 2, 3]

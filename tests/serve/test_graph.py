@@ -15,8 +15,18 @@ from tests.conftest import API_KEY, make_config
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
-VOLATILE = {"trace_id", "conversation_id", "message_id", "created_at", "latency_ms", "model_call_log",
-            "started_at", "duration_ms", "finished_at", "call_id"}
+VOLATILE = {
+    "trace_id",
+    "conversation_id",
+    "message_id",
+    "created_at",
+    "latency_ms",
+    "model_call_log",
+    "started_at",
+    "duration_ms",
+    "finished_at",
+    "call_id",
+}
 
 
 def _free_port() -> int:
@@ -69,7 +79,14 @@ def _stable(body: Any) -> Any:
 def test_health_metrics_openapi(graph: dict[str, Any]) -> None:
     health = httpx.get(graph["base"] + "/healthz", timeout=10)
     assert health.status_code == 200
-    assert set(health.json()["deployments"]) == {"Ingress", "Guard", "Retriever", "Agent", "Annotator", "JudgePool"}
+    assert set(health.json()["deployments"]) == {
+        "Ingress",
+        "Guard",
+        "Retriever",
+        "Agent",
+        "Annotator",
+        "JudgePool",
+    }
     assert httpx.get(graph["base"] + "/openapi.json", timeout=10).json()["openapi"].startswith("3.")
     _post(graph, "/query/v2", {"query": "Berapa anggaran pendidikan Aceh tahun 2023?"})
     metrics = httpx.get(graph["base"] + "/metrics", timeout=10).text
@@ -80,7 +97,9 @@ def test_health_metrics_openapi(graph: dict[str, Any]) -> None:
 def test_auth_is_enforced(graph: dict[str, Any]) -> None:
     r = httpx.post(graph["base"] + "/query/v2", json={"query": "x"}, timeout=10)
     assert r.status_code == 401
-    r = httpx.post(graph["base"] + "/query/v2", json={"query": "x"}, headers={"X-API-Key": "wrong"}, timeout=10)
+    r = httpx.post(
+        graph["base"] + "/query/v2", json={"query": "x"}, headers={"X-API-Key": "wrong"}, timeout=10
+    )
     assert r.status_code == 401
 
 
@@ -92,12 +111,17 @@ def test_query_v2_answers_with_supported_figures(graph: dict[str, Any]) -> None:
     supported = [c for c in body["claims"] if c["verdict"] == "supported"]
     assert supported and any("871.667.219.294" in c["text"] for c in supported)
     for c in body["claims"] + body["framing"]:
-        assert body["answer"][c["start"]:c["end"]] == c["text"]
+        assert body["answer"][c["start"] : c["end"]] == c["text"]
 
 
 def test_stream_over_the_graph(graph: dict[str, Any]) -> None:
-    with httpx.stream("POST", graph["base"] + "/query/v2/stream", json={"query": "Apa isi Pasal 7 Qanun Aceh "
-                      "Nomor 9 Tahun 2022?"}, headers={"X-API-Key": API_KEY}, timeout=60) as r:
+    with httpx.stream(
+        "POST",
+        graph["base"] + "/query/v2/stream",
+        json={"query": "Apa isi Pasal 7 Qanun Aceh Nomor 9 Tahun 2022?"},
+        headers={"X-API-Key": API_KEY},
+        timeout=60,
+    ) as r:
         assert r.status_code == 200
         text = "".join(r.iter_text())
     events = [block.split("\n", 1)[0].removeprefix("event: ") for block in text.strip().split("\n\n")]
@@ -114,11 +138,16 @@ def test_graph_and_inprocess_pipeline_give_the_same_json(graph: dict[str, Any], 
 
     cfg = graph["config"]
     pipeline = factory.build_inprocess(cfg, retriever=demo_retriever)
-    for question in ("Berapa anggaran pendidikan Aceh tahun 2023?",
-                     "Berapa persen alokasi dana otonomi khusus untuk kabupaten/kota?"):
+    for question in (
+        "Berapa anggaran pendidikan Aceh tahun 2023?",
+        "Berapa persen alokasi dana otonomi khusus untuk kabupaten/kota?",
+    ):
         over_http = _post(graph, "/query/v2", {"query": question, "include_provenance": True}).json()
-        local = asyncio.run(pipeline.answer(QueryV2Request(query=question, include_provenance=True),
-                                            Principal.anonymous(), route="v2")).body
+        local = asyncio.run(
+            pipeline.answer(
+                QueryV2Request(query=question, include_provenance=True), Principal.anonymous(), route="v2"
+            )
+        ).body
         assert _stable(over_http) == _stable(local)
 
 
@@ -126,7 +155,9 @@ def _demo_questions() -> list[str]:
     import json
 
     path = Path(__file__).resolve().parents[1] / "data" / "demo_questions.jsonl"
-    return [json.loads(line)["question"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line)["question"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def test_contract_holds_over_http_for_every_demo_question(graph: dict[str, Any]) -> None:
@@ -145,8 +176,13 @@ def test_contract_holds_over_http_for_every_demo_question(graph: dict[str, Any])
         assert_v2_body(body)
         validate_against_schema(body, "query_v2_response")
     for question in questions[::6]:
-        with httpx.stream("POST", graph["base"] + "/query/v2/stream", json={"query": question},
-                          headers={"X-API-Key": API_KEY}, timeout=60) as r:
+        with httpx.stream(
+            "POST",
+            graph["base"] + "/query/v2/stream",
+            json={"query": question},
+            headers={"X-API-Key": API_KEY},
+            timeout=60,
+        ) as r:
             assert r.status_code == 200
             assert_v2_stream(parse_sse("".join(r.iter_text())))
         v1 = _post(graph, "/query", {"query": question}).json()
