@@ -321,10 +321,10 @@ class Annotator:
         items = [
             JudgeItem(
                 item_id=str(m.span.index),
-                claim=m.span.segment.text,
+                claim=_judged_text(m.span),
                 passages=tuple(JudgePassage(k, passages[k].text, _judge_identity(passages[k]))
                                for k in m.valid),
-                context=m.span.context,
+                context=_judged_context(m.span),
                 deadline=deadline,
             )
             for m in marks
@@ -546,3 +546,20 @@ def v1_gate(composed: ComposedAnswer, annotation: Annotation, *, min_kept_ratio:
         refused=refused,
         reason=V1_REFUSAL_REASON if refused else None,
     )
+
+
+def _piped(text: str) -> str:
+    return text if text.lstrip().startswith("|") else f"| {text} |"
+
+
+def _judged_text(span: ComposedSpan) -> str:
+    """A table row is judged whole, as the reader sees it: a Markdown row under its header row."""
+    return _piped(span.segment.text) if span.segment.layout == "table_row" else span.segment.text
+
+
+def _judged_context(span: ComposedSpan) -> str:
+    """For a table row the context ends with its header row (after any section heading): pipe that line."""
+    if span.segment.layout == "table_row" and span.context:
+        *before, header = span.context.split("\n")
+        return "\n".join([*before, _piped(header)])
+    return span.context

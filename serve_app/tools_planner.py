@@ -91,7 +91,7 @@ _ASKS_CHANGE = CHANGE_WORDS | frozenset(
     "perubahan berubah sebelum sesudah increase decrease change changed growth rise fall".split()
 )
 SUPERLATIVES = frozenset(
-    "tertinggi terendah terbesar terkecil terbanyak tersedikit paling highest lowest largest smallest".split()
+    "tertinggi terendah terbesar terkecil terbanyak tersedikit highest lowest largest smallest".split()
 )
 _ASKS_LIST = frozenset("sebutkan daftar meliputi terdiri macam berupa list".split())
 _NAME_PREFIXES = frozenset("kabupaten kota kecamatan gampong desa kelurahan pt cv".split())
@@ -100,7 +100,7 @@ _DOC_WORDS = frozenset(
     "qanun pergub perda perpres permen pp uu undang peraturan gubernur keputusan laporan statistik aceh "
     "nomor tahun the of".split()
 )
-# English words the judge's lexicon lacks, for the questions a reader asks in English.
+# English words the judge's lexicon lacks (for questions asked in English), and a few Indonesian synonyms.
 _ENGLISH: dict[str, tuple[str, ...]] = {
     "excavator": ("ekskavator",),
     "bulldozer": ("buldoser",),
@@ -116,6 +116,8 @@ _ENGLISH: dict[str, tuple[str, ...]] = {
     "mortality": ("kematian",),
     "death": ("kematian",),
     "percentage": ("persentase", "persen"),
+    "anggaran": ("pagu",),  # a budget table's ceiling column
+    "pagu": ("anggaran",),
     "persentase": ("persen",),
     "persen": ("persentase",),
     "nurse": ("perawat",),
@@ -133,7 +135,12 @@ _ENGLISH: dict[str, tuple[str, ...]] = {
 _PASAL_ASKED = re.compile(r"(?i)\bPasal\s+(\d+[A-Z]?)\b")
 _AYAT_ASKED = re.compile(r"(?i)\bayat\s*\((\d+[a-z]?)\)")
 _REF_PARTS = re.compile(r"(?i)(?:Nomor|No\.?)\s*(\w+)\s+Tahun\s+(\d{4})|(\d+)\s*/\s*(\d{4})")
-_NAMED_AFTER = re.compile(r"(?i)\b(?:menurut|berdasarkan|sesuai(?:\s+dengan)?|under|according\s+to)\s+(.+)")
+# "menurut Qanun …", and "dalam APBA 2023" (a budget law named by its acronym; "dalam Qanun X" is often
+# only the rule an answer is measured against).
+_NAMED_AFTER = re.compile(
+    r"(?i)\b(?:menurut|berdasarkan|sesuai(?:\s+dengan)?|under|according\s+to|dalam(?=\s+(?:APB[A-Z]|lampiran)\b))"
+    r"\s+(.+)"
+)
 FIGURES: dict[str, re.Pattern[str]] = {
     "percent": re.compile(
         r"\d[\d.,]*\s?(?:\([^)]*\)\s*)?(?:%|persen|per\s?seratus|perseratus)|\(%\)", re.IGNORECASE
@@ -175,7 +182,7 @@ class Query:
 
 
 def _term(raw: str, weight: float = 1.0, acronym: bool = False) -> Term:
-    alts = [(w,) for w in BILINGUAL.get(raw, ()) + _ENGLISH.get(raw, ())]
+    alts: list[tuple[str, ...]] = [(w,) for w in BILINGUAL.get(raw, ()) + _ENGLISH.get(raw, ())]
     if raw in ACRONYMS:
         alts.append(ACRONYMS[raw])
     return Term(raw, stem(raw), weight, tuple(alts), acronym and 2 <= len(raw) <= 5)

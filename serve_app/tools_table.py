@@ -4,6 +4,10 @@ the rows used cited.
 The aggregate is computed here, never by a model, and becomes a ``tool`` passage whose text states exactly
 what was computed (column, filters, row count, value) and whose identity is ``{dataset, source, period,
 call}``; the rows used come along as chunk passages, so a reader (and the judge) can check them.
+
+A table answers only what it can: every asked word must name a row, a column or the table itself ("anggaran"
+names the ``pagu`` column), every asked year must be one the table covers, and a share ("berapa persen")
+needs a percentage column. Otherwise the tool finds nothing and the agent searches the documents instead.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ verbatim, a table row with its header, a line of a tool result), scores them aga
 
 * a framing lead-in (``LEAD_IN_FRAMING``), then the chosen units in blocks, best block first: a paragraph
   for one statement; a list under its lead-in sentence (written once, as a fact; a list the question asks
-  for, or whose lead-in was chosen, is written whole, short items included); a table (the lead-in sentence
-  when the source has one, the header as framing, rows as facts) for table rows;
+  for, or whose lead-in was chosen, is written whole, short items included); a table (the header as
+  framing, rows as facts, whichever chunk of the table they came from) for table rows;
 * ``SUMMARY_LEAD_IN`` and the document's most central statements for a summary;
 * only ``NOT_FOUND_FRAMING`` when nothing in the passages answers the question, or when the question names
   a place or company no passage mentions.
@@ -186,8 +186,8 @@ def _blocks(chosen: list[Unit]) -> list[tuple[str, str, str, list[Unit]]]:
 
 
 def layout_segments(chosen: list[Unit], lead_in: str, notices: Sequence[str] = ()) -> list[Segment]:
-    """Framing lead-in, then the facts block by block (see the module docstring). Each lead-in sentence is
-    written once, as a fact, right before its items or its table, so reader and judge see what they are."""
+    """Framing lead-in, then the facts block by block (see the module docstring). Each list's lead-in
+    sentence is written once, as a fact, right before its items, so reader and judge see what they are."""
     segments = [Segment(n, "framing", "paragraph") for n in notices]
     segments.append(Segment(lead_in, "framing", "paragraph"))
     tools = [u for u in chosen if u.kind == "tool"]
@@ -205,14 +205,16 @@ def layout_segments(chosen: list[Unit], lead_in: str, notices: Sequence[str] = (
         if kind == "plain":
             segments.extend(_plain(units, alone=alone))
             continue
+        if kind == "table":
+            # The header says what the cells are; the sentence that introduced the table in the source
+            # only helped to find it (and would be one more claim to check).
+            segments.append(Segment(units[0].header, "framing", "table_header"))
+            segments.extend(Segment(u.text, "fact", "table_row", (u.key,)) for u in units)
+            continue
         has_lead = bool(lead) and valid_text(lead) and (key, lead) not in written
         if has_lead:
             written.add((key, lead))
             segments.append(Segment(lead, "fact", "paragraph", (key,)))
-        if kind == "table":
-            segments.append(Segment(units[0].header, "framing", "table_header"))
-            segments.extend(Segment(u.text, "fact", "table_row", (u.key,)) for u in units)
-            continue
         items = [u for u in units if not u.is_lead]
         if has_lead or len(items) > 1:
             segments.extend(Segment(u.text, "fact", "list_item", (u.key,)) for u in items)

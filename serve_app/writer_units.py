@@ -13,9 +13,9 @@ lead-in (0.8), in what surrounds its passage (0.5: title, section, acronyms of t
 sentence before it (0.25). Then:
 
 * the asked period: the nearest level that states years decides (the unit, its lead-in or table header,
-  its section, its document's title). The asked year there: a bonus; the asked year only mentioned in
-  passing in a document of another year (a 2024 budget citing the 2023 figure): a small one; another
-  year only: the unit is out;
+  its section, its document's title). The asked year there raises the unit; the asked year only
+  mentioned in passing in a document of another year (a 2024 budget citing the 2023 figure) lowers it;
+  another year only puts it out, and so does stating no period and not the kind of figure asked for;
 * the asked article (``Pasal 5 ayat (2)``), the document named after ``menurut``, and a figure of the kind
   asked for (a percentage, an amount of money, …) raise a unit; a statement of change (``naik``,
   ``dibandingkan``) when no change was asked lowers it.
@@ -28,7 +28,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from judge.lexicon import ACRONYMS
 from serve_app.compose import validate_segments
 from serve_app.segments import Passage, Segment
 from serve_app.tools_planner import (
@@ -72,6 +74,8 @@ _SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
 MIN_UNIT_CHARS = 20
 _VERB_LIKE = re.compile(r"^(?:me|di|ber|ter|mem|men|meng|meny)[a-z]{4,}$")
 _ACRONYM_SKIP = frozenset("dan atau serta di ke dari untuk yang dalam".split())
+# "Tahun Anggaran 2024" dates a statement; its "anggaran" is no budget the question asks about.
+_FISCAL_YEAR = re.compile(r"(?i)\b(?:tahun\s+anggaran|TA)\s+\d{4}")
 _CELL_STOPWORDS = frozenset("dan atau yang di ke dari untuk dengan per pada dalam oleh serta".split())
 
 
@@ -82,8 +86,10 @@ class _Bag:
     initials: frozenset[str] = frozenset()  # "sekolah menengah atas" → "sma": what an acronym may spell
 
     @classmethod
-    def of(cls, text: str, extra: Sequence[str] = ()) -> _Bag:
+    def of(cls, text: str, extra: Sequence[str] = (), *, expand: bool = False) -> _Bag:
         ws = [*words(text), *extra]
+        if expand:  # a document about "APBA" is about anggaran … aceh (not every sentence naming it)
+            ws += [e for w in ws if w in ACRONYMS for e in ACRONYMS[w]]
         letters = [w[0] for w in words(text) if not w[0].isdigit() and w not in _ACRONYM_SKIP]
         initials = {"".join(letters[i:j]) for i in range(len(letters)) for j in range(i + 2, i + 6)}
         return cls(frozenset(ws), frozenset(stem(w) for w in ws), frozenset(initials))
@@ -221,6 +227,10 @@ class _Reader:
     previous: str = ""
 
 
+class _AddUnit(Protocol):
+    def __call__(self, text: str, kind: str, item: bool = False, short: bool = False) -> Unit | None: ...
+
+
 def _is_pipe_line(p: Passage, line: str) -> bool:
     return line.startswith("|") or (p.chunk is not None and p.chunk.kind == "table" and "|" in line)
 
@@ -233,7 +243,7 @@ def extract_units(passages: Sequence[Passage]) -> list[Unit]:
             continue
         around_text = _surroundings(p)
         document = p.chunk.document_title if p.chunk is not None else str(p.identity.get("dataset") or "")
-        around = _Bag.of(around_text, title_acronyms(document))
+        around = _Bag.of(around_text, title_acronyms(document), expand=True)
         section = " ".join((*p.chunk.section_path, p.chunk.context)) if p.chunk is not None else ""
         doc_years = tuple(period_years(document + " " + str(p.identity.get("period") or "")))
         section_years = tuple(period_years(section))
@@ -259,7 +269,7 @@ def extract_units(passages: Sequence[Passage]) -> list[Unit]:
                 (pi, position),
                 header,
                 lead,
-                own=_Bag.of(f"{text} {header}"),
+                own=_Bag.of(_FISCAL_YEAR.sub(" ", f"{text} {header}")),
                 lead_bag=_Bag.of(lead),
                 around=around,
                 before=_Bag.of(state.previous if not lead else ""),
@@ -304,7 +314,7 @@ def extract_units(passages: Sequence[Passage]) -> list[Unit]:
     return units
 
 
-def _read_prose_line(line: str, index: int, state: _Reader, add: object) -> None:
+def _read_prose_line(line: str, index: int, state: _Reader, add: _AddUnit) -> None:
     ayat = _AYAT_START.match(line)
     if ayat or _NEW_PROVISION.match(line):
         state.ayat = ayat.group(1) if ayat else None
@@ -321,7 +331,7 @@ def _read_prose_line(line: str, index: int, state: _Reader, add: object) -> None
         if _NEW_PROVISION.match(text) and n > 0:
             state.lead, state.lead_id = "", None
             in_list = False
-        unit = add(text, "sentence", item=in_list, short=not long_enough)  # type: ignore[operator]
+        unit = add(text, "sentence", item=in_list, short=not long_enough)
         if unit is not None and text.endswith(":") and not unit.short:
             unit.is_lead, unit.item, unit.list_id = True, False, unit.order[1]
             state.lead, state.lead_id, state.lead_line = text, unit.order[1], index
@@ -332,23 +342,21 @@ def _read_prose_line(line: str, index: int, state: _Reader, add: object) -> None
 # ---------------------------------------------------------------------------------------------- scoring
 
 
-def _period_factor(u: Unit, asked: list[str]) -> tuple[float, float, float] | None:
-    """(bonus, factor, coverage bonus) for the asked years; None when the unit speaks of another period."""
+def _period_factor(u: Unit, asked: list[str]) -> tuple[float, float] | None:
+    """(score factor, coverage factor) for the asked years; None when the unit speaks of another period."""
     levels = [lvl for lvl in u.periods if lvl]
     if not levels:
-        return 0.0, 0.6, 0.0  # no period anywhere: it may hold for any year (a regulation in force)
-    first = levels[0]
-    if not any(y in first for y in asked):
+        return 0.6, 1.0  # no period anywhere: it may hold for any year (a regulation in force)
+    if not any(y in levels[0] for y in asked):
         if any(y in lvl for lvl in levels[1:] for y in asked):
-            return 0.3, 0.75, 0.0  # "selesai pada Januari 2024" in the 2023 report: another year in passing
+            return 0.75, 1.0  # "selesai pada Januari 2024" in the 2023 report: another year in passing
         return None
     level = next(i for i, lvl in enumerate(u.periods) if lvl)
     deeper = [lvl for lvl in u.periods[level + 1 :] if lvl]
     if level <= 1 and deeper and not any(y in lvl for lvl in deeper for y in asked):
-        return 0.3, 0.7, 0.0  # "dibandingkan dengan Tahun Anggaran 2023" in the 2024 budget
-    if level <= 1:
-        return 1.0, 1.0, 0.25
-    return 0.8, 1.0, 0.2
+        return 0.7, 1.0  # "dibandingkan dengan Tahun Anggaran 2023" in the 2024 budget
+    # the year multiplies what matched, never stands alone
+    return (1.5, 1.25) if level <= 1 else (1.4, 1.2)
 
 
 def _names_document(u: Unit, q: Query) -> bool:
@@ -411,9 +419,9 @@ def score_units(query: str, units: list[Unit]) -> Query:
                 # answered by a rule on budgets that states no amount
                 u.score, u.coverage = 0.0, 0.0
                 continue
-            bonus, factor, cover = period
-            score = (score + bonus) * factor
-            u.coverage = min(1.0, u.coverage * (1.0 + cover))  # the year adds to what matched, never alone
+            factor, cover = period
+            score *= factor
+            u.coverage = min(1.0, u.coverage * cover)
         if u.document in named_docs:
             score *= 1.4
         if q.figure is not None:
@@ -429,7 +437,7 @@ def score_units(query: str, units: list[Unit]) -> Query:
         if q.asks_extreme and any(w in SUPERLATIVES for w in u.own.words):
             score *= 1.5  # "paling rendah": the sentence that names the lowest beats the rows to compare
         if not q.asks_change and any(w in CHANGE_WORDS for w in u.own.words):
-            score *= 0.85
+            score *= 0.75  # "naik sebesar Rp62 miliar" answers how much it grew, not how much it is
         if len(u.text) > 500:
             score *= 0.8
         u.score = score

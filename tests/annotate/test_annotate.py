@@ -138,10 +138,9 @@ def test_judge_items_carry_identity_and_context_never_the_question() -> None:
         budget=budget,
     )
     (item,) = judge.calls[0]
-    assert item.item_id == "2" and item.claim == "2023 | Rp5 miliar"
-    assert (
-        item.context == "Rincian anggaran\nTahun | Anggaran"
-    )  # heading and table header, as the reader sees
+    # A table row is judged whole, as the reader sees it: a Markdown row under its header row.
+    assert item.item_id == "2" and item.claim == "| 2023 | Rp5 miliar |"
+    assert item.context == "Rincian anggaran\n| Tahun | Anggaran |"  # heading and table header
     assert item.deadline == budget.judge_deadline()
     chunk_identity, tool_identity = item.passages[0].identity, item.passages[1].identity
     assert chunk_identity == {

@@ -163,11 +163,13 @@ def test_budget_with_no_call_for_the_agent_refuses(env: dict[str, Any]) -> None:
 
 
 def test_budget_exhausted_before_every_claim_is_judged(env: dict[str, Any]) -> None:
-    body = _answer(env, query=MANY_CLAIMS, cfg_updates={"budgets": {"model_calls": 3}})
+    # One call for the (embedded) agent leaves one for the judge: every claim after the first is over budget.
+    body = _answer(env, query=MANY_CLAIMS, cfg_updates={"budgets": {"model_calls": 2}})
     marks = _marks(body)
+    assert len(marks) >= 2, marks
     assert ("unverified", "budget") in marks, marks
     assert set(marks) <= {("supported", None), ("unverified", "budget")}
-    assert body["usage"]["model_calls"] <= 3
+    assert body["usage"]["model_calls"] <= 2
     assert body["faithfulness"]["unverified_reasons"]["budget"] == marks.count(("unverified", "budget"))
 
 

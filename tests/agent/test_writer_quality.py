@@ -1,0 +1,286 @@
+"""Regression tests for the embedded agent's answer quality (demo-corpus findings): what the planner sends
+to table_query, table rows written as tables, each list lead-in once with its whole list, the asked period
+and article, names the corpus lacks, English questions."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from serve_app.compose import compose, validate_segments
+from serve_app.refusals import NOT_FOUND_FRAMING
+from serve_app.segments import Passage, Segment
+from serve_app.tools import LocalRetrieverPort, ToolContext
+from serve_app.tools_planner import Planner, analyse, search_query
+from serve_app.tools_table import TableQueryTool, detect_operation
+from serve_app.writer_embedded import EmbeddedWriter
+from tests.agent.fakes import FakeRetriever, FakeTable, fake_find_references, make_chunk
+
+APBA_2023 = "Qanun Aceh Nomor 1 Tahun 2023 tentang Anggaran Pendapatan dan Belanja Aceh Tahun Anggaran 2023"
+APBA_2024 = "Qanun Aceh Nomor 1 Tahun 2024 tentang Anggaran Pendapatan dan Belanja Aceh Tahun Anggaran 2024"
+PENDIDIKAN = "Qanun Aceh Nomor 9 Tahun 2022 tentang Penyelenggaraan Pendidikan"
+
+BELANJA_2023 = """Pasal 5
+
+(1) Belanja Aceh Tahun Anggaran 2023 ditetapkan sebesar Rp4.338.210.745.602.
+
+(2) Belanja sebagaimana dimaksud pada ayat (1) dirinci menurut urusan pemerintahan sebagai berikut:
+
+| Urusan | Anggaran (Rp) |
+| --- | --- |
+| Pendidikan | Rp871.667.219.294 |
+| Kesehatan | Rp612.384.905.118 |
+| Jumlah Belanja | Rp4.338.210.745.602 |"""
+
+PASAL_6_2023 = """Pasal 6
+
+(1) Belanja urusan pendidikan ditetapkan sebesar Rp871.667.219.294.
+
+(2) Belanja sebagaimana dimaksud pada ayat (1) setara dengan 20,1 persen dari total belanja."""
+
+PASAL_6_2024 = (
+    "Pasal 6\n\n(1) Belanja urusan pendidikan ditetapkan sebesar Rp934.512.880.150.\n\n"
+    "(3) Belanja urusan pendidikan Tahun Anggaran 2024 naik sebesar Rp62.845.660.856 atau 7,21 persen "
+    "dibandingkan dengan Tahun Anggaran 2023 sebesar Rp871.667.219.294."
+)
+
+SANKSI = """Pasal 11
+
+Satuan pendidikan yang melanggar ketentuan Pasal 5 ayat (3) dikenai sanksi administratif berupa:
+a. teguran lisan;
+b. teguran tertulis;
+c. penghentian sementara bantuan keuangan; dan/atau
+d. pencabutan izin penyelenggaraan."""
+
+WAJIB_BELAJAR = (
+    "Pasal 5\n\n(1) Pemerintah Aceh bertanggung jawab atas penyelenggaraan pendidikan menengah.\n\n"
+    "(2) Wajib belajar di Aceh berlaku bagi setiap anak berusia 7 (tujuh) tahun sampai dengan 18 (delapan "
+    "belas) tahun.\n\n(3) Pemerintah Aceh menjamin terselenggaranya wajib belajar sebagaimana dimaksud pada "
+    "ayat (2) tanpa memungut biaya."
+)
+
+
+def chunk(doc: str, ordinal: int, text: str, title: str, pasal: str, **kw: Any) -> Any:
+    number, year = ("9", 2022) if title == PENDIDIKAN else ("1", int(title.split("Tahun ")[1][:4]))
+    return make_chunk(
+        doc, ordinal, text, title=title, doc_type="Qanun", number=number, year=year,
+        section=("BAB III", f"Pasal {pasal}"), **kw,
+    )
+
+
+def passages() -> list[Passage]:
+    chunks = [
+        chunk("apba-2024", 6, PASAL_6_2024, APBA_2024, "6"),
+        chunk("apba-2023", 5, BELANJA_2023, APBA_2023, "5"),
+        chunk("apba-2023", 6, PASAL_6_2023, APBA_2023, "6"),
+        chunk("pendidikan", 11, SANKSI, PENDIDIKAN, "11"),
+        chunk("pendidikan", 5, WAJIB_BELAJAR, PENDIDIKAN, "5"),
+    ]
+    return [Passage(f"P{i}", c.text, chunk=c) for i, c in enumerate(chunks, 1)]
+
+
+def answer(query: str, shown: list[Passage] | None = None) -> list[Segment]:
+    segments = EmbeddedWriter().segments(query, shown if shown is not None else passages())
+    assert not validate_segments(segments)
+    return segments
+
+
+def facts(segments: list[Segment]) -> list[Segment]:
+    return [s for s in segments if s.kind == "fact"]
+
+
+# ---------------------------------------------------------------- 1. what goes to table_query
+
+
+PLANNER = Planner(available={"search", "legal_check", "table_query"}, find_references=fake_find_references)
+
+
+@pytest.mark.parametrize(
+    ("query", "tools"),
+    [
+        ("Berapa persen belanja pendidikan dari total belanja APBA 2023?", ["search"]),
+        ("Berapa persen kenaikan belanja pendidikan 2024 dibandingkan tahun 2023?", ["search"]),
+        ("Sebutkan semua asas penyelenggaraan pendidikan di Aceh.", ["search"]),
+        ("Berapa total pagu program pendidikan dalam lampiran APBA 2023?", ["table_query", "search"]),
+        ("Berapa jumlah pagu seluruh program kesehatan?", ["table_query", "search"]),
+        ("5 program dengan pagu terbesar", ["table_query"]),
+    ],
+)
+def test_table_query_only_for_aggregates_a_table_computes(query: str, tools: list[str]) -> None:
+    assert [c.tool for c in PLANNER.plan(query).calls] == tools
+
+
+def test_a_share_is_never_a_sum() -> None:
+    assert detect_operation("Berapa persen belanja pendidikan dari total belanja?") == "sum"
+    assert PLANNER.plan("Berapa persen belanja pendidikan dari total belanja?").intent == "search"
+    assert detect_operation("Sebutkan semua sanksi") is None
+
+
+LAMPIRAN = FakeTable(
+    columns=["kode_rekening", "kelompok", "uraian", "pagu_2023", "realisasi_2023"],
+    rows=[
+        ("lamp-c0", ["1.01.02", "Belanja", "Program Pengelolaan Pendidikan", "540433676774", "516127345944"]),
+        ("lamp-c0", ["1.01.03", "Belanja", "Program Pengembangan Kurikulum", "78450050811", "72108446540"]),
+        ("lamp-c0", ["1.02.02", "Belanja", "Program Upaya Kesehatan", "434793283474", "404017877231"]),
+    ],
+)
+
+
+def run_table(query: str) -> Any:
+    header = "kode_rekening | kelompok | uraian | pagu_2023 | realisasi_2023"
+    rows = "\n".join(" | ".join(cells) for _, cells in LAMPIRAN.rows)
+    lamp = make_chunk("lamp", 0, rows, title="lampiran_apba_2023", doc_type="Dataset", context=header,
+                      kind="table")
+    retriever = FakeRetriever([lamp], tables={"lamp": LAMPIRAN})
+    ctx = ToolContext(LocalRetrieverPort(retriever), query, None)
+    return asyncio.run(TableQueryTool().run({"query": query}, ctx))
+
+
+def test_table_query_sums_the_plan_column_for_a_budget() -> None:
+    result = run_table("Berapa total anggaran program pendidikan 2023?")
+    assert result.status == "ok"
+    assert result.evidence[0].text.startswith("Jumlah pagu_2023 dari 1 baris")  # "anggaran" is the pagu
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Berapa total anggaran program pendidikan 2024?",  # a year the table does not cover
+        "Berapa total anggaran program perikanan?",  # an asked word no row uses
+        "Program apa yang persentase realisasinya paling rendah?",  # no percentage column
+    ],
+)
+def test_table_query_refuses_what_its_table_cannot_answer(query: str) -> None:
+    assert run_table(query).status == "empty"
+
+
+# ---------------------------------------------------------------- 2. table rows as tables
+
+
+def test_markdown_table_rows_are_written_as_a_table_never_as_list_items() -> None:
+    segments = answer("Berapa anggaran urusan kesehatan tahun 2023?")
+    assert all(not s.text.lstrip().startswith("|") for s in segments)
+    layouts = [(s.layout, s.kind) for s in segments[1:3]]
+    assert layouts == [("table_header", "framing"), ("table_row", "fact")]
+    assert segments[1].text == "Urusan | Anggaran (Rp)"
+    assert segments[2].text == "Kesehatan | Rp612.384.905.118" and segments[2].cites == ("P2",)
+    assert "| Kesehatan | Rp612.384.905.118 |" in compose(segments).answer
+
+
+def test_a_pipe_row_without_a_header_is_no_unit() -> None:
+    rows = "| Kesehatan | Rp612.384.905.118 |\n| Sosial | Rp156.208.331.975 |"
+    orphan = make_chunk("x", 3, rows, title="X")
+    segments = answer("Berapa anggaran kesehatan?", [Passage("P1", orphan.text, chunk=orphan)])
+    assert [s.text for s in segments] == [NOT_FOUND_FRAMING]
+
+
+def test_a_continued_table_takes_its_header_from_the_context() -> None:
+    rest = make_chunk("x", 4, "| Sosial | Rp156.208.331.975 |", title=APBA_2023, kind="table",
+                      context="BAB III BELANJA\n| Urusan | Anggaran (Rp) |\n| --- | --- |")
+    segments = answer("Berapa anggaran urusan sosial?", [Passage("P1", rest.text, chunk=rest)])
+    assert [(s.layout, s.text) for s in segments[1:]] == [
+        ("table_header", "Urusan | Anggaran (Rp)"),
+        ("table_row", "Sosial | Rp156.208.331.975"),
+    ]
+
+
+# ---------------------------------------------------------------- 3. each lead-in once, with its list
+
+
+def test_a_list_question_gets_its_lead_in_once_and_every_item() -> None:
+    segments = answer("Apa saja sanksi administratif dalam Pasal 11 Qanun Aceh Nomor 9 Tahun 2022?")
+    lead = "Satuan pendidikan yang melanggar ketentuan Pasal 5 ayat (3) dikenai sanksi administratif berupa:"
+    assert [s.text for s in segments].count(lead) == 1
+    assert [(s.layout, s.text) for s in facts(segments)] == [
+        ("paragraph", lead),
+        ("list_item", "teguran lisan"),
+        ("list_item", "teguran tertulis"),
+        ("list_item", "penghentian sementara bantuan keuangan"),
+        ("list_item", "pencabutan izin penyelenggaraan."),
+    ]
+    spans = compose(segments).spans
+    assert all(span.context == lead for span in spans if span.segment.layout == "list_item")
+
+
+# ---------------------------------------------------------------- 4. the asked period and article
+
+
+def test_the_asked_year_prefers_that_years_budget_over_a_mention_in_passing() -> None:
+    shown = facts(answer("Berapa anggaran pendidikan Aceh tahun 2023?"))
+    assert shown[0].text == "Pendidikan | Rp871.667.219.294" and shown[0].layout == "table_row"
+    assert all("Tahun Anggaran 2024" not in s.text for s in shown)
+    assert all("Rp934.512.880.150" not in s.text for s in shown)
+    shown_2024 = facts(answer("Berapa anggaran pendidikan Aceh tahun 2024?"))
+    assert shown_2024[0].text == "(1) Belanja urusan pendidikan ditetapkan sebesar Rp934.512.880.150."
+
+
+def test_a_total_stated_for_the_asked_year_is_the_answer() -> None:
+    shown = facts(answer("Berapa total Belanja Aceh Tahun Anggaran 2023?"))
+    assert "Rp4.338.210.745.602" in shown[0].text
+
+
+def test_a_year_no_passage_speaks_of_is_not_found() -> None:
+    assert [s.text for s in answer("Berapa anggaran pendidikan Aceh tahun 2021?")] == [NOT_FOUND_FRAMING]
+
+
+def test_the_named_ayat_is_the_answer() -> None:
+    shown = facts(answer("Apa isi Pasal 5 ayat (2) Qanun Aceh Nomor 9 Tahun 2022?"))
+    assert shown[0].text.startswith("(2) Wajib belajar di Aceh berlaku")
+
+
+def test_a_share_question_is_answered_by_the_stated_share() -> None:
+    shown = facts(answer("Berapa persen belanja pendidikan dari total belanja APBA 2023?"))
+    assert shown[0].text.startswith("(2) Belanja sebagaimana dimaksud pada ayat (1) setara dengan 20,1")
+
+
+# ---------------------------------------------------------------- 5. names, documents, English
+
+
+def test_a_place_no_passage_names_is_not_found() -> None:
+    stats = make_chunk(
+        "miskin", 0, "Jumlah penduduk miskin Aceh pada Maret 2023 sebanyak 806.250 jiwa.",
+        title="Statistik Kemiskinan Aceh 2022-2023",
+    )
+    shown = [Passage("P1", stats.text, chunk=stats)]
+    asked = "Berapa jumlah penduduk miskin di Kabupaten Simeulue tahun 2023?"
+    assert [s.text for s in answer(asked, shown)] == [NOT_FOUND_FRAMING]
+    assert "806.250" in facts(answer("Berapa jumlah penduduk miskin Aceh tahun 2023?", shown))[0].text
+
+
+def test_the_document_named_after_menurut_comes_first() -> None:
+    rule = chunk("pendidikan", 7, "(1) Pemerintah Aceh mengalokasikan anggaran pendidikan paling sedikit 20 "
+                 "(dua puluh) persen dari total belanja APBA.", PENDIDIKAN, "7")
+    stated = (
+        "(2) Belanja pendidikan setara dengan 20,4 persen dari total belanja, sesuai ketentuan paling "
+        "sedikit 20 (dua puluh) persen dalam Qanun Aceh Nomor 9 Tahun 2022 tentang Penyelenggaraan "
+        "Pendidikan."
+    )
+    cited = chunk("apba-2024", 7, stated, APBA_2024, "6")
+    shown = [Passage("P1", cited.text, chunk=cited), Passage("P2", rule.text, chunk=rule)]
+    asked = "Berapa persen minimal anggaran pendidikan menurut Qanun Penyelenggaraan Pendidikan?"
+    assert facts(answer(asked, shown))[0].cites == ("P2",)
+
+
+def test_english_questions_find_indonesian_words() -> None:
+    assert "ekskavator" in search_query("How much is the daily rental fee for an excavator?")
+    assert search_query("Berapa tarif sewa ekskavator?") == "Berapa tarif sewa ekskavator?"
+    tariff = make_chunk(
+        "retribusi", 7, "Pasal 7\n\nTarif retribusi penyewaan alat berat ditetapkan sebagai berikut:\n\n"
+        "| Jenis alat | Tarif per hari |\n| --- | --- |\n| Ekskavator | Rp1.750.000 |\n"
+        "| Buldoser | Rp1.600.000 |",
+        title="Qanun Aceh Nomor 3 Tahun 2022 tentang Retribusi",
+    )
+    segments = answer(
+        "How much is the daily rental fee for an excavator under the Aceh retribution qanun?",
+        [Passage("P1", tariff.text, chunk=tariff)],
+    )
+    assert [s.text for s in facts(segments)] == ["Ekskavator | Rp1.750.000"]
+
+
+def test_question_analysis_reads_article_years_and_acronyms() -> None:
+    q = analyse("Berapa rasio pendidik pada SMA menurut Pasal 6 ayat (1) Qanun Aceh Nomor 9 Tahun 2022?")
+    assert (q.pasal, q.ayat, q.years, q.named_ref) == ("6", "1", [], ("9", 2022))
+    assert any(t.raw == "sma" and t.acronym for t in q.terms)
+    assert analyse("Apa saja sanksi administratif?").asks_list
