@@ -322,7 +322,7 @@ class Annotator:
             JudgeItem(
                 item_id=str(m.span.index),
                 claim=_judged_text(m.span),
-                passages=tuple(JudgePassage(k, passages[k].text, _judge_identity(passages[k]))
+                passages=tuple(JudgePassage(k, _judged_passage(passages[k]), _judge_identity(passages[k]))
                                for k in m.valid),
                 context=_judged_context(m.span),
                 deadline=deadline,
@@ -563,3 +563,17 @@ def _judged_context(span: ComposedSpan) -> str:
         *before, header = span.context.split("\n")
         return "\n".join([*before, _piped(header)])
     return span.context
+
+
+def _judged_passage(passage: Passage) -> str:
+    """Rows of an ingested CSV/XLSX table are stored bare, with their header as the chunk's context; the
+    judge reads them as the Markdown table the reader sees, header first, so each cell has its column."""
+    chunk = passage.chunk
+    if chunk is None or chunk.kind != "table" or "|" not in chunk.context:
+        return passage.text
+    lines = [line for line in passage.text.split("\n") if line.strip()]
+    if not lines or any(line.lstrip().startswith("|") for line in lines):
+        return passage.text
+    header = chunk.context.strip().split("\n")[-1]
+    separator = "| " + " | ".join(["---"] * len(header.strip().strip("|").split("|"))) + " |"
+    return "\n".join([_piped(header), separator, *(_piped(line) for line in lines)])
