@@ -287,6 +287,9 @@ def build_app(cfg: AppConfig) -> Application:
             "num_replicas": d.num_replicas,
             "ray_actor_options": actor,
             "max_ongoing_requests": d.max_ongoing_requests,
+            # Requests here end within the configured deadline; Ctrl-C need not wait Serve's default 20 s.
+            "graceful_shutdown_timeout_s": cfg.budgets.deadline_s + 2,
+            "graceful_shutdown_wait_loop_s": 0.5,
         }
 
     retriever = RetrieverDeployment.options(**opts("Retriever")).bind(raw)
