@@ -189,6 +189,7 @@ def _read_queries(path: str) -> list[dict[str, str]]:
 
 def cmd_search(cfg: AppConfig, args: argparse.Namespace) -> int:
     from serve_app import factory
+    from serve_app.pipeline import search_result
 
     if (args.query is None) == (args.queries is None):
         raise CliError("give either one QUERY or --queries FILE.jsonl.")
@@ -198,18 +199,7 @@ def cmd_search(cfg: AppConfig, args: argparse.Namespace) -> int:
     retriever = factory.build_retriever(cfg)
     all_hits = retriever.search_many([q["query"] for q in queries], top_k=args.top_k)
     for q, hits in zip(queries, all_hits, strict=True):
-        results = [
-            {
-                "document_id": h.chunk.document_id,
-                "document_title": h.chunk.document_title,
-                "source": h.chunk.source,
-                "chunk_id": h.chunk.chunk_id,
-                "legal_reference": h.chunk.legal_reference,
-                "score": float(h.score),
-                "text": h.chunk.text,
-            }
-            for h in hits
-        ]
+        results = [search_result(h) for h in hits]
         if args.json:
             print(json.dumps({"id": q["id"], "results": results}, ensure_ascii=False))
         else:

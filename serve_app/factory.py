@@ -3,7 +3,6 @@ deployments wrap. Which engine a role uses is configuration; this is the one pla
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -311,23 +310,6 @@ def build_pipeline(
     )
 
 
-class _AsyncRetriever:
-    """The retriever's methods as coroutines (blocking search in a thread), as the pipeline expects."""
-
-    def __init__(self, retriever: Any) -> None:
-        self._r = retriever
-
-    def __getattr__(self, name: str) -> Any:
-        method = getattr(self._r, name)
-
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            import asyncio
-
-            return await asyncio.to_thread(functools.partial(method, *args, **kwargs))
-
-        return call
-
-
 def build_inprocess(cfg: AppConfig, *, retriever: Any = None, store: Any = None) -> Any:
     """The whole pipeline in one process (CLI ``ask``, most tests): same classes as the Ray graph."""
     from serve_app.tools import LocalRetrieverPort
@@ -335,11 +317,10 @@ def build_inprocess(cfg: AppConfig, *, retriever: Any = None, store: Any = None)
     retriever = retriever if retriever is not None else build_retriever(cfg)
     store = store if store is not None else build_store(cfg)
     guard = build_guard(cfg, store=store)
-    agent = build_agent(cfg, retriever_port=LocalRetrieverPort(retriever))
+    port = LocalRetrieverPort(retriever)  # the agent and the pipeline (search, scope) share one port
+    agent = build_agent(cfg, retriever_port=port)
     annotator = build_annotator(cfg, judge_fn=local_judge_fn(cfg))
-    pipeline = build_pipeline(
-        cfg, retriever=_AsyncRetriever(retriever), agent=agent, annotator=annotator, guard=guard, store=store
-    )
+    pipeline = build_pipeline(cfg, retriever=port, agent=agent, annotator=annotator, guard=guard, store=store)
     pipeline.guard_service = guard
     return pipeline
 

@@ -32,10 +32,6 @@ class GuardService:
         self.store = store
         self.playground_per_minute = playground_per_minute
 
-    @property
-    def verified_identity(self) -> bool:
-        return self.authenticator.verified_identity_enabled
-
     async def admit(self, headers: Mapping[str, str]) -> tuple[Principal, str | None]:
         """One guard call per request: 401 for a missing or unaccepted key and, with partners configured,
         any JWT problem; then the per-key rate limit, whose Retry-After (or None) the ingress turns into

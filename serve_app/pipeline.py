@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from judge.prompt import PROMPT_TEMPLATE_VERSION as JUDGE_PROMPT_VERSION
+from retrieval.types import SearchHit
 from serve_app import errors
 from serve_app.annotate import Annotation, blocked_annotation, refusal_annotation, v1_gate
 from serve_app.auth import Principal
@@ -59,6 +60,20 @@ class AnswerResult:
     finish_reason: str = "stop"
 
 
+def search_result(hit: SearchHit) -> dict[str, Any]:
+    """The fields every search result carries (CLI ``search --json`` lines and ``POST /search``)."""
+    c = hit.chunk
+    return {
+        "document_id": c.document_id,
+        "document_title": c.document_title,
+        "chunk_id": c.chunk_id,
+        "source": c.source,
+        "legal_reference": c.legal_reference,
+        "score": float(hit.score),
+        "text": c.text,
+    }
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -94,17 +109,7 @@ class Pipeline:
         )
         results = []
         for hit in hits:
-            c = hit.chunk
-            item: dict[str, Any] = {
-                "document_id": c.document_id,
-                "document_title": c.document_title,
-                "chunk_id": c.chunk_id,
-                "source": c.source,
-                "legal_reference": c.legal_reference,
-                "score": float(hit.score),
-                "text": c.text,
-                "citation": c.citation(),
-            }
+            item = {**search_result(hit), "citation": hit.chunk.citation()}
             if req.include_provenance:
                 item["provenance"] = hit.stages
             results.append(item)
@@ -254,14 +259,13 @@ class Pipeline:
         before: Annotation | None = None,
         v1_gate: Any = None,
     ) -> AnswerResult:
-        kind = "answer_blocked" if (reason == "policy_blocked" and before is not None) else reason
-        if reason == "policy_blocked":
+        if reason == "policy_blocked":  # only the guard's own texts replace an answer
             text = await self.guard.refusal_text(
                 "answer_blocked" if before is not None else "request_blocked"
             )
         else:
-            text = refusal_text(kind)
-        if before is not None and reason == "policy_blocked":
+            text = refusal_text(reason)
+        if reason == "policy_blocked" and before is not None:
             annotation = blocked_annotation(before)
         else:
             annotation = refusal_annotation(text, checked=reason != "context_budget_exhausted")

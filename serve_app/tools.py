@@ -85,6 +85,12 @@ class LocalRetrieverPort:
     async def documents(self) -> list[DocumentInfo]:
         return await asyncio.to_thread(self.retriever.documents)
 
+    async def resolve_filter(
+        self, *, type: str | None = None, year: int | None = None, issuer: str | None = None  # noqa: A002
+    ) -> list[str]:
+        """Document ids a named selection's metadata filter matches (used by the pipeline's scope)."""
+        return await asyncio.to_thread(self.retriever.resolve_filter, type=type, year=year, issuer=issuer)
+
     async def document_chunks(self, document_id: str) -> list[Chunk]:
         return await asyncio.to_thread(self.retriever.document_chunks, document_id)
 
