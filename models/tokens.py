@@ -18,7 +18,8 @@ TOKENS_PER_MESSAGE = 4
 
 def estimate_tokens(text: str) -> int:
     """Estimated token count of ``text`` (0 for empty or whitespace-only text)."""
-    return sum(max(1, math.ceil(len(word) / CHARS_PER_TOKEN)) for word in text.split())
+    # ceil(len / 4) without floats; every word of str.split() has at least one character.
+    return sum((len(word) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN for word in text.split())
 
 
 def estimate_message_tokens(messages: list[dict[str, str]]) -> int:

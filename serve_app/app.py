@@ -193,8 +193,8 @@ class GuardDeployment(_Component):
         cfg = AppConfig.model_validate(config)
         self.guard = factory.build_guard(cfg, store=factory.build_store(cfg))
 
-    async def admit(self, headers: dict[str, str]) -> Any:
-        return await self._timed("admit", self.guard.admit(headers))
+    async def admit(self, headers: dict[str, str], question: str | None = None) -> Any:
+        return await self._timed("admit", self.guard.admit(headers, question))
 
     async def verified_identity_enabled(self) -> bool:
         return await self.guard.verified_identity_enabled()

@@ -32,6 +32,9 @@ from serve_app.segments import KINDS, LAYOUTS, ComposedAnswer, ComposedSpan, Seg
 
 # Every character str.splitlines() breaks on, so no client can see a segment split over two lines.
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+# The same sets as character classes: every unit the writer considers is validated, so these run often.
+_LINE_BREAK = re.compile("[" + re.escape("".join(sorted(_LINE_BREAKS))) + "]")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # C0 controls except tab, and DEL
 _BLOCK_MARKER = re.compile(
     r"^(?:#{1,6}(?:\s|$)|[-*+](?:\s|$)|\d{1,9}[.)](?:\s|$)|>|`{3,}|~{3,}|(?:[-*_][ \t]*){3,}$"
     r"|<(?:[A-Za-z]|/|!|\?))"
@@ -43,7 +46,8 @@ _BLOCK_LAYOUTS = ("paragraph", "heading", "list_item")
 
 def utf16_len(text: str) -> int:
     """Length of ``text`` in UTF-16 code units (characters outside the BMP count twice)."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    # Encoding is done in C; "surrogatepass" counts a lone surrogate (valid in a str) as one unit.
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def table_cells(text: str) -> list[str]:
@@ -59,9 +63,9 @@ def _text_problems(text: object, layout: str) -> list[str]:
     problems = []
     if text != text.strip():
         problems.append("text starts or ends with whitespace")
-    if any(ch in _LINE_BREAKS for ch in text):
+    if _LINE_BREAK.search(text):
         problems.append("text contains a line break; write one segment per line of the answer")
-    if any((ord(ch) < 32 and ch != "\t") or ord(ch) == 127 for ch in text):
+    if _CONTROL.search(text):
         problems.append("text contains a control character")
     if layout in _BLOCK_LAYOUTS and _BLOCK_MARKER.match(text.strip()):
         problems.append("text starts with a Markdown block marker; use the layout field instead")

@@ -3,6 +3,7 @@ deployments wrap. Which engine a role uses is configuration; this is the one pla
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -227,7 +228,10 @@ def build_agent(cfg: AppConfig, *, retriever_port: Any) -> Any:
 
     policy = build_policy(cfg)
 
-    def passage_flagged(text: str) -> bool:  # True: injected instructions, never shown to the writer
+    # True: injected instructions, never shown to the writer. The verdict depends on the text and the policy
+    # file only, and the same indexed passages come back request after request: screen each text once.
+    @functools.lru_cache(maxsize=16384)
+    def passage_flagged(text: str) -> bool:
         return not policy.screen_passage(text).allowed
 
     return Agent(

@@ -8,12 +8,23 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from serve_app import errors
 from serve_app.auth import Authenticator, AuthError, Principal
 from serve_app.policy import GuardDecision, PolicyGuard
 from serve_app.ratelimit import RateLimiter, retry_after_header
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What the guard says about a request before any work: who is asking, the Retry-After of the per-key
+    rate limit (None: within it), and the screen of the question alone when the caller sent one."""
+
+    principal: Principal
+    retry_after: str | None = None
+    screen: GuardDecision | None = None
 
 
 class GuardService:
@@ -32,17 +43,21 @@ class GuardService:
         self.store = store
         self.playground_per_minute = playground_per_minute
 
-    async def admit(self, headers: Mapping[str, str]) -> tuple[Principal, str | None]:
+    async def admit(self, headers: Mapping[str, str], question: str | None = None) -> Admission:
         """One guard call per request: 401 for a missing or unaccepted key and, with partners configured,
         any JWT problem; then the per-key rate limit, whose Retry-After (or None) the ingress turns into
-        429 only after the body checks (the contract puts 400/422/503/403 before 429)."""
+        429 only after the body checks (the contract puts 400/422/503/403 before 429). With ``question``
+        (a valid body's query) the question is screened in the same call, so a request that brings no
+        conversation history costs the graph no second guard round trip; the pipeline applies that verdict
+        at its place in the contract's order (after the conversation and scope checks)."""
         try:
             principal = self.authenticator.authenticate(headers)
         except AuthError:
             raise errors.Unauthorized() from None
         api_key = next((v for k, v in headers.items() if k.lower() == "x-api-key"), "")
         retry = self.limiter.check("key:" + hashlib.sha256(api_key.encode()).hexdigest()[:16])
-        return principal, None if retry is None else retry_after_header(retry)
+        screen = None if question is None else await self.policy.ascreen_request(question, ())
+        return Admission(principal, None if retry is None else retry_after_header(retry), screen)
 
     async def verified_identity_enabled(self) -> bool:
         return self.authenticator.verified_identity_enabled

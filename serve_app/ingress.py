@@ -22,12 +22,26 @@ from serve_app.auth import Principal
 from serve_app.metrics import Metrics
 from serve_app.openapi import openapi_document
 from serve_app.pipeline import AnswerResult, Pipeline
+from serve_app.policy import GuardDecision
 from serve_app.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
 from serve_app.sse import error_frame, frame, v1_answer_frames, v2_answer_frames
 
 log = logging.getLogger("aceh_rag.ingress")
 HealthCheck = Callable[[], Awaitable[dict[str, str]]]
 MetricsText = Callable[[], Awaitable[str]]
+
+
+def _parse(body: bytes, model: type[BaseModel]) -> Any:
+    try:
+        raw = json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        raise errors.BadRequest() from None
+    if raw is None and body.strip() != b"null":
+        raise errors.BadRequest()
+    try:
+        return model.model_validate(raw)  # 422
+    except ValidationError as exc:
+        raise errors.ValidationFailed(errors.validation_details(exc.errors())) from None
 
 
 def _error_response(exc: errors.ServiceError) -> JSONResponse:
@@ -110,22 +124,28 @@ class Ingress:
         return b"".join(chunks)
 
     async def _admit(
-        self, request: Request, model: type[BaseModel] | None, *, playground: bool = False
-    ) -> tuple[Principal, Any]:
+        self,
+        request: Request,
+        model: type[BaseModel] | None,
+        *,
+        playground: bool = False,
+        screen: bool = False,
+    ) -> tuple[Principal, Any, GuardDecision | None]:
+        """The contract's checks in order: 413, 401, 400, 422, 503, 403, 429. The body is parsed before
+        the guard call so that, with ``screen``, the guard screens a valid question in the same round
+        trip; a parse error still loses to a 401."""
         body = await self._read_body(request)  # 413 before anything is parsed
-        principal, retry_after = await self.guard.admit(dict(request.headers))  # 401
-        parsed = None
+        parsed, body_error = None, None
         if model is not None:
             try:
-                raw = json.loads(body) if body else None
-            except (ValueError, UnicodeDecodeError):
-                raise errors.BadRequest() from None
-            if raw is None and body.strip() != b"null":
-                raise errors.BadRequest()
-            try:
-                parsed = model.model_validate(raw)  # 422
-            except ValidationError as exc:
-                raise errors.ValidationFailed(errors.validation_details(exc.errors())) from None
+                parsed = _parse(body, model)
+            except errors.ServiceError as exc:
+                body_error = exc
+        question = parsed.query if screen and parsed is not None else None
+        admission = await self.guard.admit(dict(request.headers), question)  # 401
+        principal, retry_after = admission.principal, admission.retry_after
+        if body_error is not None:
+            raise body_error  # 400 / 422
         if playground:
             if not await self.guard.verified_identity_enabled():
                 raise errors.IdentityDisabled()  # 503
@@ -135,7 +155,7 @@ class Ingress:
                 retry_after = await self.guard.playground_limit(principal)
         if retry_after is not None:
             raise errors.RateLimited(headers={"Retry-After": retry_after})  # 429
-        return principal, parsed
+        return principal, parsed, admission.screen
 
     async def _timed(self, route: str, handler: Callable[[], Awaitable[Response]]) -> Response:
         started = time.perf_counter()
@@ -154,7 +174,7 @@ class Ingress:
 
     async def search(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, req = await self._admit(request, SearchRequest)
+            principal, req, _ = await self._admit(request, SearchRequest)
             return JSONResponse(await self.pipeline.search(req, principal))
 
         return await self._timed("/search", run)
@@ -163,8 +183,10 @@ class Ingress:
         self, request: Request, route: str, model: type[BaseModel], family: str
     ) -> Response:
         async def run() -> Response:
-            principal, req = await self._admit(request, model, playground=family == "playground")
-            result = await self.pipeline.answer(req, principal, route=family)  # type: ignore[arg-type]
+            principal, req, screen = await self._admit(
+                request, model, playground=family == "playground", screen=True
+            )
+            result = await self.pipeline.answer(req, principal, route=family, prescreen=screen)  # type: ignore[arg-type]
             self._count(result)
             return JSONResponse(result.body)
 
@@ -199,7 +221,7 @@ class Ingress:
         after ``tool.*`` frames it is one ``error`` frame. The answer is buffered and guarded first."""
         started = time.perf_counter()
         try:
-            principal, req = await self._admit(request, model)
+            principal, req, screen = await self._admit(request, model, screen=True)
         except errors.ServiceError as exc:
             self.metrics.requests.labels(route, str(exc.status_code)).inc()
             return _error_response(exc)
@@ -210,7 +232,9 @@ class Ingress:
 
         async def work() -> None:
             try:
-                result = await self.pipeline.answer(req, principal, route=family, on_event=on_event)  # type: ignore[arg-type]
+                result = await self.pipeline.answer(
+                    req, principal, route=family, on_event=on_event, prescreen=screen  # type: ignore[arg-type]
+                )
                 await queue.put(("result", result))
             except errors.ServiceError as exc:
                 await queue.put(("error", exc))
@@ -269,7 +293,7 @@ class Ingress:
 
     async def create_conversation(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, _ = await self._admit(request, None)
+            principal, _, _ = await self._admit(request, None)
             created = await asyncio.to_thread(self.store.create_conversation, principal.key)
             return JSONResponse(created, status_code=201)
 
@@ -277,7 +301,7 @@ class Ingress:
 
     async def get_conversation(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, _ = await self._admit(request, None)
+            principal, _, _ = await self._admit(request, None)
             cid = request.path_params["conversation_id"]
             record = await asyncio.to_thread(self.store.get_conversation, cid, principal.key)
             if record is None:

@@ -124,15 +124,25 @@ class Pipeline:
         *,
         route: Route,
         on_event: EventSink | None = None,
+        prescreen: Any = None,
     ) -> AnswerResult:
+        """``prescreen``: the guard's verdict on ``req.query`` alone, made at admission (the ingress asks
+        for it in the same call as auth); it stands in for the request screen only when no history comes
+        with the question, and is applied here, at the screen's place in the contract's order."""
         cid = req.conversation_id
         if cid is None:
-            return await self._answer(req, principal, route=route, on_event=on_event)
+            return await self._answer(req, principal, route=route, on_event=on_event, prescreen=prescreen)
         async with self.store.conversation_lock(cid):  # turns of one conversation keep their order
-            return await self._answer(req, principal, route=route, on_event=on_event)
+            return await self._answer(req, principal, route=route, on_event=on_event, prescreen=prescreen)
 
     async def _answer(
-        self, req: QueryRequest, principal: Principal, *, route: Route, on_event: EventSink | None
+        self,
+        req: QueryRequest,
+        principal: Principal,
+        *,
+        route: Route,
+        on_event: EventSink | None,
+        prescreen: Any = None,
     ) -> AnswerResult:
         started = time.perf_counter()
         trace_id = uuid.uuid4().hex
@@ -156,7 +166,10 @@ class Pipeline:
         ctx.history_truncated = view.truncated
         ctx.exchanges_in_view = view.exchanges_in_view
         user_history = [t["content"] for t in view.turns if t.get("role") == "user"]
-        decision = await self.guard.screen_request(req.query, user_history)
+        if prescreen is not None and not user_history:
+            decision = prescreen
+        else:
+            decision = await self.guard.screen_request(req.query, user_history)
         if not decision.allowed:
             ctx.blocked_category = decision.category
             return await self._refusal(ctx, "policy_blocked", messages)
@@ -391,21 +404,16 @@ class Pipeline:
             for name in ("grounding", "used_docs", "tool_call_audit", "model_call_log"):
                 stored.pop(name, None)
             stored["v2_faithfulness"] = annotation.faithfulness if route == "v2" else None
-            cid = req.conversation_id
-            if cid is None:
-                created = await asyncio.to_thread(self.store.create_conversation, ctx.principal.key)
-                cid = created["conversation_id"]
-            body["conversation_id"] = cid
+            family = "v1" if route == "v1" else "v2"
+            memory = annotation.memory_items if not refusal else []
+            cid = req.conversation_id or uuid.uuid4().hex
             stored["conversation_id"] = cid
+            # A new conversation and its first turn are one transaction.
+            write = self.store.append_exchange if req.conversation_id else self.store.start_conversation
             message_id = await asyncio.to_thread(
-                self.store.append_exchange,
-                cid,
-                ctx.principal.key,
-                "v1" if route == "v1" else "v2",
-                req.query,
-                stored,
-                memory_items=annotation.memory_items if not refusal else [],
+                write, cid, ctx.principal.key, family, req.query, stored, memory_items=memory
             )
+            body["conversation_id"] = cid
             body["message_id"] = message_id
         return AnswerResult(
             route=route,

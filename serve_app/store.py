@@ -283,12 +283,6 @@ class Store:
         """Store one turn (user message, assistant answer, memory items) and claim the route, all in one
         transaction. Returns the assistant message id. Raises NotFoundError / ConflictError."""
         _check_family(route_family)
-        body = dict(assistant_body)
-        annotations = {k: body.pop(k, None) for k in _ANNOTATION_KEYS}
-        v2_faithfulness = body.pop("v2_faithfulness", None)
-        answer = body.get("answer")
-        now = datetime.now(UTC)
-        user_id, assistant_id = uuid.uuid4().hex, uuid.uuid4().hex
         with self._write() as conn:
             # The row lock serialises writers of this conversation across processes (SQLite: the
             # IMMEDIATE transaction already holds the database write lock).
@@ -308,21 +302,30 @@ class Store:
             last = conn.execute(
                 select(func.max(t_messages.c.ordinal)).where(t_messages.c.conversation_id == cid)
             ).scalar()
-            ordinal = -1 if last is None else int(last)
-            conn.execute(t_messages.insert().values(
-                id=user_id, conversation_id=cid, ordinal=ordinal + 1, role="user", content=user_text,
-                created_at=now,
+            return _insert_exchange(
+                conn, cid, owner, -1 if last is None else int(last), user_text, assistant_body, memory_items
+            )
+
+    def start_conversation(
+        self,
+        cid: str,
+        owner: str,
+        route_family: RouteFamily,
+        user_text: str,
+        assistant_body: Mapping[str, Any],
+        *,
+        memory_items: Sequence[str] = (),
+    ) -> str:
+        """A new conversation, claimed by ``route_family``, with its first turn: one transaction (what
+        :meth:`create_conversation` then :meth:`append_exchange` do in two). Returns the assistant message
+        id. ``cid`` is new (the caller's ``uuid4().hex``), so the answer it stores can
+        already name its conversation."""
+        _check_family(route_family)
+        with self._write() as conn:
+            conn.execute(t_conversations.insert().values(
+                id=cid, owner=owner, route=route_family, created_at=datetime.now(UTC)
             ))
-            conn.execute(t_messages.insert().values(
-                id=assistant_id, conversation_id=cid, ordinal=ordinal + 2, role="assistant",
-                content=answer if isinstance(answer, str) else "", body=body, v2_faithfulness=v2_faithfulness,
-                created_at=now, **annotations,
-            ))
-            items = [{"owner": owner, "conversation_id": cid, "source_message_id": assistant_id,
-                      "text": _memory_text(item), "created_at": now} for item in memory_items]
-            if items:
-                conn.execute(t_memory.insert(), items)
-        return assistant_id
+            return _insert_exchange(conn, cid, owner, -1, user_text, assistant_body, memory_items)
 
     def list_messages(self, cid: str) -> list[dict[str, Any]]:
         """Messages in order. User: ``{message_id, ordinal, role, content, created_at}``; assistant adds
@@ -454,3 +457,34 @@ def _memory_text(item: Any) -> str:
         raise TypeError(f"memory items are strings, not {type(item).__name__}")
     return item
 
+
+def _insert_exchange(
+    conn: Any,
+    cid: str,
+    owner: str,
+    last_ordinal: int,
+    user_text: str,
+    assistant_body: Mapping[str, Any],
+    memory_items: Sequence[str],
+) -> str:
+    """The rows of one turn, inside the caller's transaction; returns the assistant message id."""
+    body = dict(assistant_body)
+    annotations = {k: body.pop(k, None) for k in _ANNOTATION_KEYS}
+    v2_faithfulness = body.pop("v2_faithfulness", None)
+    answer = body.get("answer")
+    now = datetime.now(UTC)
+    user_id, assistant_id = uuid.uuid4().hex, uuid.uuid4().hex
+    conn.execute(t_messages.insert().values(
+        id=user_id, conversation_id=cid, ordinal=last_ordinal + 1, role="user", content=user_text,
+        created_at=now,
+    ))
+    conn.execute(t_messages.insert().values(
+        id=assistant_id, conversation_id=cid, ordinal=last_ordinal + 2, role="assistant",
+        content=answer if isinstance(answer, str) else "", body=body, v2_faithfulness=v2_faithfulness,
+        created_at=now, **annotations,
+    ))
+    items = [{"owner": owner, "conversation_id": cid, "source_message_id": assistant_id,
+              "text": _memory_text(item), "created_at": now} for item in memory_items]
+    if items:
+        conn.execute(t_memory.insert(), items)
+    return assistant_id

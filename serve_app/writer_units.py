@@ -23,6 +23,7 @@ sentence before it (0.25). Then:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -79,22 +80,28 @@ _FISCAL_YEAR = re.compile(r"(?i)\b(?:tahun\s+anggaran|TA)\s+\d{4}")
 _CELL_STOPWORDS = frozenset("dan atau yang di ke dari untuk dengan per pada dalam oleh serta".split())
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Bag:
+    """The words of a text as the scorer matches them. A bag never changes once built, so bags are shared
+    through :func:`_bag` (the same passages come back request after request) and each keeps the answers
+    to the word lookups already made (``has`` scans every word for substrings and cognates)."""
+
     words: frozenset[str] = frozenset()
     stems: frozenset[str] = frozenset()
     initials: frozenset[str] = frozenset()  # "sekolah menengah atas" → "sma": what an acronym may spell
+    _seen: dict[str, bool] = field(default_factory=dict)
 
     @classmethod
     def of(cls, text: str, extra: Sequence[str] = (), *, expand: bool = False) -> _Bag:
-        ws = [*words(text), *extra]
-        if expand:  # a document about "APBA" is about anggaran … aceh (not every sentence naming it)
-            ws += [e for w in ws if w in ACRONYMS for e in ACRONYMS[w]]
-        letters = [w[0] for w in words(text) if not w[0].isdigit() and w not in _ACRONYM_SKIP]
-        initials = {"".join(letters[i:j]) for i in range(len(letters)) for j in range(i + 2, i + 6)}
-        return cls(frozenset(ws), frozenset(stem(w) for w in ws), frozenset(initials))
+        return _bag(text, tuple(extra), expand)
 
     def has(self, raw: str, stemmed: str) -> bool:
+        known = self._seen.get(raw)
+        if known is None:
+            known = self._seen[raw] = self._lookup(raw, stemmed)
+        return known
+
+    def _lookup(self, raw: str, stemmed: str) -> bool:
         if raw in self.words:
             return True
         if len(raw) <= 3:
@@ -111,6 +118,16 @@ class _Bag:
         if term.acronym and term.raw in self.initials:
             return True
         return any(all(self.has(w, stem(w)) for w in alt) for alt in term.alts)
+
+
+@functools.lru_cache(maxsize=32768)
+def _bag(text: str, extra: tuple[str, ...], expand: bool) -> _Bag:
+    ws = [*words(text), *extra]
+    if expand:  # a document about "APBA" is about anggaran … aceh (not every sentence naming it)
+        ws += [e for w in ws if w in ACRONYMS for e in ACRONYMS[w]]
+    letters = [w[0] for w in words(text) if not w[0].isdigit() and w not in _ACRONYM_SKIP]
+    initials = {"".join(letters[i:j]) for i in range(len(letters)) for j in range(i + 2, i + 6)}
+    return _Bag(frozenset(ws), frozenset(stem(w) for w in ws), frozenset(initials))
 
 
 def _cognate(a: str, b: str) -> bool:

@@ -134,6 +134,24 @@ def test_exchange_round_trip_keeps_the_answer_as_the_reader_saw_it(store: Store)
     assert store.list_memory("someone-else") == []
 
 
+def test_start_conversation_stores_the_first_turn_and_claims_the_route(store: Store) -> None:
+    body = v2_body("Anggaran 2023 adalah Rp 5 miliar.")
+    mid = store.start_conversation("c-new", "o", "v2", "Berapa anggarannya?", body, memory_items=["m"])
+    assert store.get_conversation("c-new", "o").route == "v2"  # type: ignore[union-attr]
+    assert store.get_conversation("c-new", "intruder") is None
+    user, assistant = store.list_messages("c-new")
+    assert (user["content"], user["ordinal"], assistant["message_id"], assistant["ordinal"]) == (
+        "Berapa anggarannya?", 0, mid, 1
+    )
+    assert assistant["body"] == body
+    with pytest.raises(ConflictError):
+        store.append_exchange("c-new", "o", "v1", "q", v2_body("a"))
+    # a failing first turn leaves no conversation behind
+    with pytest.raises((TypeError, StatementError)):
+        store.start_conversation("c-bad", "o", "v2", "q", {"answer": "a", "bad": {1}})
+    assert store.get_conversation("c-bad", "o") is None
+
+
 @pytest.mark.parametrize("broken", ["body", "memory"])
 def test_a_failing_exchange_leaves_nothing(store: Store, broken: str) -> None:
     cid = store.create_conversation("o")["conversation_id"]
