@@ -61,7 +61,13 @@ def years(text: str) -> list[str]:
 
 def period_years(text: str) -> list[str]:
     """The years a text speaks of as periods, never a regulation's own (``Nomor 1 Tahun 2023``)."""
-    return years(REGULATION_ID.sub(" ", text))
+    return list(_period_years(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def _period_years(text: str) -> tuple[str, ...]:
+    # The writer asks this of every line of every passage shown, and the same passages come back often.
+    return tuple(years(REGULATION_ID.sub(" ", text)))
 
 
 _ACRONYM_SKIP = frozenset({"dan", "atau", "serta", "dalam", "di", "ke", "dari", "untuk", "and", "of", "the"})

@@ -176,7 +176,10 @@ def split_units(line: str) -> list[str]:
     return [p for p in _pieces(line) if len(p) >= MIN_UNIT_CHARS and len(p.split()) >= 3]
 
 
-def _pieces(line: str) -> list[str]:
+@functools.lru_cache(maxsize=65536)
+def _pieces(line: str) -> tuple[str, ...]:
+    """A line cut into sentence-like pieces (cached: the same passage lines come back request after
+    request)."""
     pieces: list[str] = []
     start = 0
     for m in _BOUNDARY.finditer(line):
@@ -195,9 +198,10 @@ def _pieces(line: str) -> list[str]:
         piece = _TRAILING_JOINER.sub("", piece).strip()
         if piece and piece.lower().strip(";,.") not in _JOINERS:
             out.append(piece)
-    return out
+    return tuple(out)
 
 
+@functools.lru_cache(maxsize=65536)
 def valid_text(text: str) -> bool:
     return not validate_segments([Segment(text, "fact", "paragraph")])
 
