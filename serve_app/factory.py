@@ -3,8 +3,9 @@ deployments wrap. Which engine a role uses is configuration; this is the one pla
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,11 +77,10 @@ def build_reranker(cfg: AppConfig, encoder: Any) -> Any:
 
 def build_retriever(cfg: AppConfig) -> Any:
     from retrieval.retriever import Retriever
-    from retrieval.store import IncompatibleIndexError, IndexMissingError
 
     index_dir = cfg.resolve(cfg.index_dir)
     encoder = build_encoder(cfg)
-    try:
+    with _index_errors(index_dir):
         return Retriever.load(
             index_dir,
             encoder=encoder,
@@ -89,10 +89,21 @@ def build_retriever(cfg: AppConfig) -> Any:
             weights=dict(cfg.retrieval.weights),
             candidates=cfg.retrieval.candidates,
         )
+
+
+def _no_index(index_dir: Path) -> ConfigError:
+    return ConfigError(f"No index at {index_dir}; run `aceh-rag ingest PATH` or set ACEH_CORPUS.")
+
+
+@contextlib.contextmanager
+def _index_errors(index_dir: Path) -> Iterator[None]:
+    """A missing index or one built by another encoder: one sentence (ConfigError), no traceback."""
+    from retrieval.store import IncompatibleIndexError, IndexMissingError
+
+    try:
+        yield
     except IndexMissingError:
-        raise ConfigError(
-            f"No index at {index_dir}; run `aceh-rag ingest PATH` or set ACEH_CORPUS."
-        ) from None
+        raise _no_index(index_dir) from None
     except IncompatibleIndexError as exc:
         raise ConfigError(str(exc).rstrip(".") + ".") from None
 
@@ -101,15 +112,12 @@ def ingest_paths(
     cfg: AppConfig, paths: Sequence[Path], index_dir: Path, *, progress: bool = True, prune: bool = False
 ) -> Any:
     from retrieval.ingest import ingest
-    from retrieval.store import IncompatibleIndexError
 
     missing = [str(p) for p in paths if not Path(p).exists()]
     if missing:
         raise ConfigError(f"Nothing to ingest at {', '.join(missing)}.")
-    try:
+    with _index_errors(index_dir):
         return ingest(paths, index_dir, encoder=build_encoder(cfg), progress=progress, prune=prune)
-    except IncompatibleIndexError as exc:
-        raise ConfigError(str(exc).rstrip(".") + ".") from None
 
 
 def ensure_index(cfg: AppConfig) -> None:
@@ -123,24 +131,18 @@ def ensure_index(cfg: AppConfig) -> None:
         if getattr(report, "written", False) or report.failed:
             print(report.summary())
     elif not (index_dir / "manifest.json").is_file():
-        raise ConfigError(f"No index at {index_dir}; run `aceh-rag ingest PATH` or set ACEH_CORPUS.")
+        raise _no_index(index_dir)
     check_index(cfg)
 
 
 def check_index(cfg: AppConfig) -> None:
     """Refuse, in one sentence and before any replica starts, an index built by another encoder."""
-    from retrieval.store import IncompatibleIndexError, IndexMissingError, check_encoder, read_manifest
+    from retrieval.store import check_encoder, read_manifest
 
     index_dir = cfg.resolve(cfg.index_dir)
     encoder = build_encoder(cfg)
-    try:
+    with _index_errors(index_dir):
         check_encoder(read_manifest(index_dir), encoder.name, encoder.dim, index_dir)
-    except IndexMissingError:
-        raise ConfigError(
-            f"No index at {index_dir}; run `aceh-rag ingest PATH` or set ACEH_CORPUS."
-        ) from None
-    except IncompatibleIndexError as exc:
-        raise ConfigError(str(exc).rstrip(".") + ".") from None
 
 
 # ---------------------------------------------------------------------------- judge, annotator

@@ -112,12 +112,11 @@ def inner_text(cased: str, stage: str) -> str:
     if len(sentences) < 3 or len(cased) < 160:
         return ""
 
-    def is_ask(s: str) -> bool:
-        low = s.strip().casefold()
-        return "?" in low or low.startswith(("q:", "question:", "pertanyaan:"))
-
     def is_marked(s: str) -> bool:
         return s.strip().casefold().startswith(("q:", "question:", "pertanyaan:"))
+
+    def is_ask(s: str) -> bool:
+        return "?" in s or is_marked(s)
 
     # An ask marked as such ("Q: ...") at the start wins over a bare question at the end, which may
     # well be part of the pasted text.
