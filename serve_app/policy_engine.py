@@ -87,7 +87,10 @@ class LexiconIndex:
                 found.setdefault(name, []).append(i)
         for pattern, name in self._regexes:
             for m in pattern.finditer(token_text):
-                found.setdefault(name, []).append(max(token_text.count(" ", 0, m.start()) - 1, 0))
+                # A phrase sits at its first and at its last word, so "islam dilarang" is next to "islam".
+                first = max(token_text.count(" ", 0, m.start()) - 1, 0)
+                last = max(token_text.count(" ", 0, m.start() + len(m.group(0).rstrip())) - 1, first)
+                found.setdefault(name, []).extend((first, last) if last != first else (first,))
         return found
 
 

@@ -8,6 +8,8 @@ Two views of one text are produced:
   rules run on this view (``cased`` keeps the case for the few rules that need it, such as "DAN").
 * ``folded``: ``plain`` with leetspeak undone and spelled-out words joined (see below) but punctuation
   gone; regex rules run on it too whenever it differs, so ``4b41k4n 1nstruks1`` meets the same rules.
+  This view and ``tokens`` also undo escapes left by scraping or copying (a literal backslash-n, ``\\xf0``
+  byte escapes, ``&amp;``), which would otherwise glue letters onto words.
 * ``tokens``: ``plain`` with leetspeak undone inside words (``k4f1r`` -> ``kafir``), punctuation turned into
   spaces, letter-by-letter spelling joined (``b u n u h``, ``b.u.n.u.h`` -> ``bunuh``), every run of a
   repeated letter squeezed to one (``bunuuuh`` -> ``bunuh``) and slang mapped to standard words. Lexicon
@@ -16,6 +18,7 @@ Two views of one text are produced:
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -64,6 +67,25 @@ _REPEATS = re.compile(r"([a-z])\1+")
 _LONG_REPEATS = re.compile(r"([a-z])\1{2,}")
 # Indonesian writes a reduplicated plural with a 2 ("orang2", "kafir2"): that 2 is not leetspeak.
 _REDUPLICATION = re.compile(r"\b([a-z]{2,})2\b")
+
+
+# Text that went through an escaping layer (scraped posts, JSON or HTML copied as is) shows its line
+# breaks as a literal backslash and n, its emoji as "\xf0\x9f..." and "&" as "&amp;": for the word views a
+# backslash-n between two words must split them, not glue an "n" to the second one.
+_BYTE_ESCAPES = re.compile(r"(?:\\x[0-9a-fA-F]{2})+")
+_CHAR_ESCAPES = re.compile(r"\\[nr]")
+_HTML_ENTITY = re.compile(r"&(?:#\d{1,7}|#x[0-9a-fA-F]{1,6}|[a-zA-Z]{2,8});")
+
+
+def _unescape(text: str) -> str:
+    if "\\" in text:
+        text = _BYTE_ESCAPES.sub(
+            lambda m: bytes.fromhex(m.group(0).replace("\\x", "")).decode("utf-8", "replace"), text
+        )
+        text = _CHAR_ESCAPES.sub("\n", text)
+    if "&" in text and _HTML_ENTITY.search(text):
+        text = html.unescape(text)
+    return text
 
 
 def clean(text: str) -> str:
@@ -161,7 +183,11 @@ class NormalizedText:
 def normalize(text: str, folder: Folder) -> NormalizedText:
     cased = clean(text)
     plain = cased.casefold().translate(_HOMOGLYPH_TABLE)  # upper-case look-alikes fold to mapped ones
-    folded, tokens = folder.fold(plain)
+    # Escapes are undone for the word views only: the line structure of ``cased`` (what is the ask and
+    # what is pasted) stays as the sender wrote it.
+    unescaped = _unescape(plain)
+    source = plain if unescaped == plain else clean(unescaped).casefold().translate(_HOMOGLYPH_TABLE)
+    folded, tokens = folder.fold(source)
     if folded == " ".join(_NON_ALNUM.sub(" ", plain).split()):
         folded = ""
     return NormalizedText(cased=cased, plain=plain, tokens=tuple(tokens), folded=folded)
