@@ -1,10 +1,14 @@
 """Graph overhead: the same request mix through the in-process pipeline and through the Ray Serve graph
 (over HTTP), in one run, at 1, 4 and 16 concurrent clients (closed loop).
 
-    .venv/bin/python -m benchmarks.graph_overhead [--requests N] [--quick]
+    .venv/bin/python -m benchmarks.graph_overhead [--requests N] [--quick] [--layouts config,split,...]
 
-Prints a table and writes benchmarks/results/graph_overhead.json. The goal (issue 2): graph p50 at most
-15% above the in-process p50 at 16 clients.
+Each layout is one placement of the graph's roles (``serve.colocate``): ``config`` as configs/default.yaml
+says, ``split`` every role its own deployment, ``ingress`` all but the JudgePool inside the Ingress replica,
+``single`` every role inside it; ``ingress2`` and ``single2`` as ``ingress`` and ``single`` with two Ingress
+replicas. They run one after another in the same process, so their ratios are side by side. Prints a table
+and writes benchmarks/results/graph_overhead.json. The goal (issue 2): graph p50 at most 15% above the
+in-process p50 at 16 clients, for the default configuration.
 """
 
 from __future__ import annotations
@@ -26,6 +30,19 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "graph_overhead.json"
 QUESTIONS = REPO / "tests" / "data" / "demo_questions.jsonl"
 API_KEY = "bench-key"
+# Warm-up passes over the questions: answers cache passage screens and word bags per process, and with two
+# Ingress replicas each must see every question before the measured levels, as the in-process pipeline does.
+WARMUP = 3
+ROLES = ["Guard", "Retriever", "Agent", "Annotator", "JudgePool"]
+# name -> (roles colocated in the Ingress, Ingress replicas); None: as the config file says.
+LAYOUTS: dict[str, tuple[list[str], int] | None] = {
+    "config": None,
+    "split": ([], 1),
+    "ingress": (ROLES[:4], 1),
+    "single": (ROLES, 1),
+    "ingress2": (ROLES[:4], 2),
+    "single2": (ROLES, 2),
+}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -76,8 +93,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=96, help="requests per concurrency level and mode")
     parser.add_argument("--quick", action="store_true", help="32 requests per level")
+    parser.add_argument("--layouts", default="config", help=f"comma-separated, of {', '.join(LAYOUTS)}")
+    parser.add_argument("--haproxy", action="store_true", help="every layout behind HAProxy (serve.haproxy)")
+    parser.add_argument("--out", default=str(RESULTS), help="results JSON")
     args = parser.parse_args(argv)
     total = 32 if args.quick else args.requests
+    layouts = [name.strip() for name in args.layouts.split(",") if name.strip()]
+    unknown = [name for name in layouts if name not in LAYOUTS]
+    if unknown or not layouts:
+        parser.error(f"unknown layout {', '.join(unknown)}; expected some of {', '.join(LAYOUTS)}")
     os.environ.update(
         {
             "HF_HUB_OFFLINE": "1",
@@ -86,6 +110,12 @@ def main(argv: list[str] | None = None) -> int:
             "RAY_USAGE_STATS_ENABLED": "0",
         }
     )
+
+    if args.haproxy:  # before ray.serve is imported here: its constants read the environment once
+        from serve_app.config import AppConfig, ServeConfig
+        from serve_app.serve_runner import ray_env
+
+        os.environ.update(ray_env(AppConfig(serve=ServeConfig(haproxy=True))))
 
     import httpx
     import ray
@@ -108,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         "ACEH_PORT": str(port),
     }
     cfg = load_config(str(REPO / "configs" / "default.yaml"), env=env)
+    if args.haproxy:
+        cfg = cfg.model_copy(update={"serve": cfg.serve.model_copy(update={"haproxy": True})})
     factory.ingest_paths(cfg, [REPO / "configs" / "demo_corpus"], tmp / "index", progress=False)
     qs = questions()
     levels = (1, 4, 16)
@@ -119,36 +151,53 @@ def main(argv: list[str] | None = None) -> int:
         await pipeline.answer(QueryV2Request(query=q), Principal.anonymous(), route="v2")
 
     async def run_local() -> None:
-        await closed_loop(local_call, qs, 4, 8)  # warm-up
+        await closed_loop(local_call, qs, 4, WARMUP * len(qs))  # warm-up
         for n in levels:
             rows.append({"mode": "in-process", **await closed_loop(local_call, qs, n, total)})
 
     asyncio.run(run_local())
 
+    def placed(layout: str) -> Any:
+        placement = LAYOUTS[layout]
+        if placement is None:
+            return cfg
+        colocate, replicas = placement
+        deployments = dict(cfg.serve.deployments)
+        deployments["Ingress"] = cfg.serve.deployment("Ingress").model_copy(update={"num_replicas": replicas})
+        return cfg.model_copy(
+            update={"serve": cfg.serve.model_copy(update={"colocate": colocate, "deployments": deployments})}
+        )
+
+    modes = []
     try:
-        start_serve(cfg, num_cpus=2)
-        base = f"http://127.0.0.1:{port}"
+        for layout in layouts:
+            mode = f"graph:{layout}"
+            modes.append(mode)
+            start_serve(placed(layout), num_cpus=2)
+            base = f"http://127.0.0.1:{port}"
 
-        async def run_graph() -> None:
-            limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
-            async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
+            async def run_graph(mode: str = mode, base: str = base) -> None:
+                limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+                async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
 
-                async def call(q: str) -> None:
-                    r = await client.post("/query/v2", json={"query": q}, headers={"X-API-Key": API_KEY})
-                    r.raise_for_status()
+                    async def call(q: str) -> None:
+                        r = await client.post("/query/v2", json={"query": q}, headers={"X-API-Key": API_KEY})
+                        r.raise_for_status()
 
-                await closed_loop(call, qs, 4, 8)
-                for n in levels:
-                    rows.append({"mode": "ray-serve-graph", **await closed_loop(call, qs, n, total)})
+                    await closed_loop(call, qs, 4, WARMUP * len(qs))
+                    for n in levels:
+                        rows.append({"mode": mode, **await closed_loop(call, qs, n, total)})
 
-        asyncio.run(run_graph())
+            asyncio.run(run_graph())
+            serve.delete("aceh-rag")  # the next layout starts on the same Ray and Serve
     finally:
         serve.shutdown()
         ray.shutdown()
 
     by = {(r["mode"], r["clients"]): r for r in rows}
     ratios = {
-        n: round(by[("ray-serve-graph", n)]["p50_ms"] / by[("in-process", n)]["p50_ms"], 3) for n in levels
+        mode: {n: round(by[(mode, n)]["p50_ms"] / by[("in-process", n)]["p50_ms"], 3) for n in levels}
+        for mode in modes
     }
     print(f"{'mode':<16} {'clients':>7} {'p50 ms':>9} {'p95 ms':>9} {'req/s':>8} {'fail':>5}")
     for r in rows:
@@ -156,9 +205,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['mode']:<16} {r['clients']:>7} {r['p50_ms']:>9} {r['p95_ms']:>9} {r['throughput_rps']:>8} "
             f"{r['failures']:>5}"
         )
-    print("graph p50 / in-process p50: " + ", ".join(f"{n} clients {v}x" for n, v in ratios.items()))
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
+    for mode, by_level in ratios.items():
+        print(f"{mode} p50 / in-process p50: " + ", ".join(f"{n} clients {v}x" for n, v in by_level.items()))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
         json.dumps(
             {
                 "benchmark": "graph_overhead",
@@ -172,6 +223,14 @@ def main(argv: list[str] | None = None) -> int:
                 "corpus": "configs/demo_corpus",
                 "engines": "embedded (CPU)",
                 "requests_per_level": total,
+                "proxy": "HAProxy (serve.haproxy)" if args.haproxy else "Ray Serve's proxy",
+                "layouts": {
+                    layout: {
+                        "colocate": placed(layout).serve.colocate,
+                        "ingress_replicas": placed(layout).serve.deployment("Ingress").num_replicas,
+                    }
+                    for layout in layouts
+                },
                 "rows": rows,
                 "p50_ratio_graph_over_inprocess": ratios,
             },

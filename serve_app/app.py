@@ -2,13 +2,17 @@
 
 HTTP → Ingress (Starlette; calls Guard first) → Agent (→ Retriever) → Annotator (→ JudgePool) → Guard.
 Each deployment wraps the same plain object the in-process pipeline uses (see :mod:`serve_app.factory`).
-Replica counts, CPUs/GPUs and batch settings come from the YAML config.
+Replica counts, CPUs/GPUs and batch settings come from the YAML config, and so does placement: a role named
+in ``serve.colocate`` is built inside each Ingress replica instead of as a deployment of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import tempfile
 import time
+import uuid
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -17,7 +21,7 @@ from ray.serve import Application
 
 from serve_app import factory
 from serve_app.config import AppConfig, load_config
-from serve_app.metrics import ForeignMetrics, Metrics
+from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
 from serve_app.ports import HandleProxy, RemoteAgent, RemoteAnnotator
 
 DEPLOYMENTS = ("Guard", "Retriever", "Agent", "Annotator", "JudgePool")
@@ -191,7 +195,8 @@ class GuardDeployment(_Component):
     def __init__(self, config: dict[str, Any]) -> None:
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
-        self.guard = factory.build_guard(cfg, store=factory.build_store(cfg))
+        replicas = cfg.serve.deployment("Guard").num_replicas
+        self.guard = factory.build_guard(cfg, store=factory.build_store(cfg), processes=replicas)
 
     async def admit(self, headers: dict[str, str], question: str | None = None) -> Any:
         return await self._timed("admit", self.guard.admit(headers, question))
@@ -222,23 +227,29 @@ class IngressDeployment(_Component):
     ) -> None:
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
-        self.handles = {
+        remote = {
             "Guard": guard,
             "Retriever": retriever,
             "Agent": agent,
             "Annotator": annotator,
             "JudgePool": judge_pool,
         }
+        # Colocated roles have no handle: they are plain objects in this replica, healthy while it is.
+        self.handles = {name: handle for name, handle in remote.items() if handle is not None}
+        self.colocated = [name for name, handle in remote.items() if handle is None]
         store = factory.build_store(cfg)
-        self.guard = HandleProxy(guard)
-        self.pipeline = factory.build_pipeline(
+        self.pipeline = factory.build_placed(
             cfg,
-            retriever=HandleProxy(retriever),
-            agent=RemoteAgent(agent),
-            annotator=RemoteAnnotator(annotator),
-            guard=self.guard,
             store=store,
+            guard=HandleProxy(guard) if guard is not None else None,
+            retriever=HandleProxy(retriever) if retriever is not None else None,
+            agent=RemoteAgent(agent) if agent is not None else None,
+            annotator=RemoteAnnotator(annotator) if annotator is not None else None,
+            judge_fn=HandleProxy(judge_pool).judge_many if judge_pool is not None else None,
+            guard_processes=cfg.serve.deployment("Ingress").num_replicas,
+            on_judge_batch=self.metrics.judge_batch.observe,
         )
+        self.guard = self.pipeline.guard_service
         self.foreign = ForeignMetrics()
         self.metrics.registry.register(self.foreign)
 
@@ -250,9 +261,11 @@ class IngressDeployment(_Component):
                 return name, "unavailable"
 
         results = await asyncio.gather(*(probe(n, h) for n, h in self.handles.items()))
-        return {"Ingress": "ok", **dict(results)}
+        return {"Ingress": "ok", **{name: "ok" for name in self.colocated}, **dict(results)}
 
     async def _metrics_text(self) -> str:
+        if shared_dir():
+            return self.metrics.text()  # every replica on this node, from the shared folder
         for name, handle in self.handles.items():
             try:
                 self.foreign.texts[name] = await asyncio.wait_for(handle.metrics_text.remote(), timeout=5)
@@ -277,10 +290,13 @@ class IngressDeployment(_Component):
 def build_app(cfg: AppConfig) -> Application:
     """Bind every deployment with its YAML options and compose them with handles."""
     raw = cfg.model_dump(mode="json")
+    # One metrics folder per application build: replicas of every deployment write there, /metrics sums it.
+    metrics_dir = os.path.join(tempfile.gettempdir(), f"aceh-metrics-{uuid.uuid4().hex[:12]}")
 
     def opts(name: str) -> dict[str, Any]:
         d = cfg.serve.deployment(name)
-        actor: dict[str, Any] = {"num_cpus": d.num_cpus}
+        env = {MULTIPROC_ENV: metrics_dir}  # merged with the job's runtime_env by Ray
+        actor: dict[str, Any] = {"num_cpus": d.num_cpus, "runtime_env": {"env_vars": env}}
         if d.num_gpus:
             actor["num_gpus"] = d.num_gpus
         return {
@@ -292,11 +308,15 @@ def build_app(cfg: AppConfig) -> Application:
             "graceful_shutdown_wait_loop_s": 0.5,
         }
 
-    retriever = RetrieverDeployment.options(**opts("Retriever")).bind(raw)
-    judge_pool = JudgePoolDeployment.options(**opts("JudgePool")).bind(raw)
-    annotator = AnnotatorDeployment.options(**opts("Annotator")).bind(raw, judge_pool)
-    agent = AgentDeployment.options(**opts("Agent")).bind(raw, retriever)
-    guard = GuardDeployment.options(**opts("Guard")).bind(raw)
+    def bind(name: str, deployment: Any, *args: Any) -> Any:
+        """A colocated role is built inside the Ingress replica: no deployment, no handle (None)."""
+        return None if cfg.serve.is_colocated(name) else deployment.options(**opts(name)).bind(raw, *args)
+
+    retriever = bind("Retriever", RetrieverDeployment)
+    judge_pool = bind("JudgePool", JudgePoolDeployment)
+    annotator = bind("Annotator", AnnotatorDeployment, judge_pool)
+    agent = bind("Agent", AgentDeployment, retriever)
+    guard = bind("Guard", GuardDeployment)
     return IngressDeployment.options(**opts("Ingress")).bind(
         raw, guard, retriever, agent, annotator, judge_pool
     )

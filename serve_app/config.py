@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO_ROOT / "configs" / "default.yaml"
@@ -111,12 +111,38 @@ class DeploymentConfig(_Strict):
     max_ongoing_requests: int = 64
 
 
+Role = Literal["Guard", "Retriever", "Agent", "Annotator", "JudgePool"]
+# A role that calls another: the callee must be reachable from where the caller runs.
+_CALLS: dict[str, str] = {"Agent": "Retriever", "Annotator": "JudgePool"}
+
+
 class ServeConfig(_Strict):
     host: str = "127.0.0.1"
     deployments: dict[str, DeploymentConfig] = Field(default_factory=dict)
+    # Roles built inside each Ingress replica instead of as deployments of their own. Every hop between
+    # replicas costs CPU (serialisation, an actor call, an event-loop turn on each side); on a small machine
+    # that costs more than the role itself, while on a cluster separate deployments scale and place apart.
+    colocate: list[Role] = Field(default_factory=list)
+    # Ray Serve's HAProxy mode: HAProxy (a C program, installed separately) in front of the Ingress replicas'
+    # own HTTP servers instead of Ray's Python proxy. Ray then binds those servers on all interfaces.
+    haproxy: bool = False
+
+    @model_validator(mode="after")
+    def _placement(self) -> ServeConfig:
+        here = set(self.colocate)
+        for caller, callee in _CALLS.items():
+            if callee in here and caller not in here:
+                raise ValueError(
+                    f"{caller} runs as its own deployment but calls {callee}, which is colocated in the "
+                    f"Ingress; colocate {caller} too or run {callee} as a deployment"
+                )
+        return self
 
     def deployment(self, name: str) -> DeploymentConfig:
         return self.deployments.get(name, DeploymentConfig())
+
+    def is_colocated(self, role: str) -> bool:
+        return role in self.colocate
 
 
 class AppConfig(_Strict):

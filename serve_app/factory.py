@@ -185,7 +185,7 @@ def build_annotator(cfg: AppConfig, *, judge_fn: JudgeFn, split_items: bool = Tr
     )
 
 
-def local_judge_fn(cfg: AppConfig) -> JudgeFn:
+def local_judge_fn(cfg: AppConfig, *, on_batch: Callable[[int], None] | None = None) -> JudgeFn:
     """In one process the judge still batches across concurrent requests, through the Ray-free collector
     (one per event loop: a collector's queue belongs to the loop that created it)."""
     import asyncio
@@ -204,6 +204,7 @@ def local_judge_fn(cfg: AppConfig) -> JudgeFn:
                 judge,
                 max_batch_size=cfg.judge.max_batch_size,
                 batch_wait_timeout_s=cfg.judge.batch_wait_timeout_s,
+                on_batch=on_batch,
             )
         return list(await collector.submit_many(items))
 
@@ -279,7 +280,8 @@ def build_store(cfg: AppConfig) -> Any:
     return store
 
 
-def build_guard(cfg: AppConfig, *, store: Any) -> Any:
+def build_guard(cfg: AppConfig, *, store: Any, processes: int = 1) -> Any:
+    """``processes``: how many guard processes share the traffic (each keeps its share of the rate limits)."""
     from serve_app.auth import Authenticator
     from serve_app.guard import GuardService
     from serve_app.ratelimit import RateLimiter
@@ -291,7 +293,7 @@ def build_guard(cfg: AppConfig, *, store: Any) -> Any:
     return GuardService(
         authenticator=authenticator,
         policy=build_policy(cfg),
-        limiter=RateLimiter(per_minute=cfg.limits.requests_per_minute),
+        limiter=RateLimiter(per_minute=cfg.limits.requests_per_minute, processes=processes),
         store=store,
         playground_per_minute=cfg.limits.playground_per_minute,
     )
@@ -322,10 +324,36 @@ def build_inprocess(cfg: AppConfig, *, retriever: Any = None, store: Any = None)
 
     retriever = retriever if retriever is not None else build_retriever(cfg)
     store = store if store is not None else build_store(cfg)
-    guard = build_guard(cfg, store=store)
-    port = LocalRetrieverPort(retriever)  # the agent and the pipeline (search, scope) share one port
-    agent = build_agent(cfg, retriever_port=port)
-    annotator = build_annotator(cfg, judge_fn=local_judge_fn(cfg))
+    return build_placed(cfg, store=store, retriever=LocalRetrieverPort(retriever))
+
+
+def build_placed(
+    cfg: AppConfig,
+    *,
+    store: Any,
+    guard: Any = None,
+    retriever: Any = None,
+    agent: Any = None,
+    annotator: Any = None,
+    judge_fn: JudgeFn | None = None,
+    guard_processes: int = 1,
+    on_judge_batch: Callable[[int], None] | None = None,
+) -> Any:
+    """The pipeline of one process: each role is the port given (a Ray handle's proxy in the graph) or, when
+    None, the plain object built here. ``pipeline.guard_service`` is the guard the ingress admits with;
+    ``guard_processes`` and ``on_judge_batch`` apply to a guard and a judge built here."""
+    from serve_app.tools import LocalRetrieverPort
+
+    # The agent and the pipeline (search, scope) share one retriever port.
+    port = retriever if retriever is not None else LocalRetrieverPort(build_retriever(cfg))
+    guard = guard if guard is not None else build_guard(cfg, store=store, processes=guard_processes)
+    agent = agent if agent is not None else build_agent(cfg, retriever_port=port)
+    if annotator is None:
+        # A remote JudgePool batches across requests itself; the local collector wants items one by one.
+        if judge_fn is None:
+            annotator = build_annotator(cfg, judge_fn=local_judge_fn(cfg, on_batch=on_judge_batch))
+        else:
+            annotator = build_annotator(cfg, judge_fn=judge_fn, split_items=False)
     pipeline = build_pipeline(cfg, retriever=port, agent=agent, annotator=annotator, guard=guard, store=store)
     pipeline.guard_service = guard
     return pipeline

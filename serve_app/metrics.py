@@ -1,21 +1,37 @@
-"""Every metric, defined once. Each process (replica) records into its own registry; the ingress's
-``/metrics`` re-exports what every deployment reports (``deployment`` label added) so operators scrape
-one place."""
+"""Every metric, defined once, so operators scrape one place: the ingress's ``/metrics``.
+
+In the Ray Serve graph every replica records into prometheus-client's multiprocess files in one folder per
+application and node (``PROMETHEUS_MULTIPROC_DIR``, set by the graph builder), and ``/metrics`` sums them:
+all replicas of all deployments on the node that answers the scrape, whichever Ingress replica that is.
+Without that folder (a graph started by hand) the ingress re-exports one replica's text per deployment
+handle instead (:class:`ForeignMetrics`, ``deployment`` label added). Every metric is a counter or a
+histogram, which the multiprocess mode sums without further settings."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import Metric
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
 
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
+def shared_dir() -> str | None:
+    """The multiprocess folder of this process, or None (prometheus-client reads the variable itself)."""
+    return os.environ.get(MULTIPROC_ENV) or None
+
+
 class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        folder = shared_dir()
+        if folder:  # must exist before the first value is written; a replica on a new node makes it
+            os.makedirs(folder, exist_ok=True)
         self.registry = registry or CollectorRegistry()
         self.requests = Counter(
             "aceh_http_requests_total",
@@ -57,7 +73,13 @@ class Metrics:
         )
 
     def text(self) -> str:
-        return generate_latest(self.registry).decode()
+        """This process's metrics, or, in multiprocess mode, the sum over every process of the folder."""
+        folder = shared_dir()
+        if not folder:
+            return generate_latest(self.registry).decode()
+        merged = CollectorRegistry()
+        MultiProcessCollector(merged, path=folder)
+        return generate_latest(merged).decode()
 
 
 class ForeignMetrics:

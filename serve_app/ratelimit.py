@@ -5,8 +5,9 @@ go ahead, or the seconds until a token is back (the ``Retry-After`` of a 429). A
 tokens and refills at ``requests / per_seconds``; the default burst is a full window, so a client may spend
 its minute's allowance at once but never more than ``requests`` plus what refilled meanwhile.
 
-This is per process. The conversation store offers the cross-replica limiter for /playground; keys here are
-kept in memory only and idle full buckets are dropped so memory stays bounded.
+Buckets are per process: with N guard processes each enforces 1/N of every limit (``processes``). The
+conversation store offers the exact cross-replica limiter for /playground; keys here are kept in memory only
+and idle full buckets are dropped so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -41,6 +42,13 @@ class RateLimit:
     def rate(self) -> float:
         return self.requests / self.per_seconds
 
+    def share(self, processes: int) -> RateLimit:
+        """This process's part when ``processes`` guards split one key's traffic evenly (rounded up)."""
+        if processes <= 1:
+            return self
+        burst = None if self.burst is None else math.ceil(self.burst / processes)
+        return RateLimit(math.ceil(self.requests / processes), self.per_seconds, burst)
+
 
 # Sized so 32 concurrent benchmark clients on one key are never throttled (100 requests a second).
 DEFAULT_LIMIT = RateLimit(requests=6000, per_seconds=60.0)
@@ -57,14 +65,19 @@ class RateLimiter:
         per_key: Mapping[str, RateLimit] | None = None,
         clock: Clock = time.monotonic,
         max_keys: int = 100_000,
+        processes: int = 1,
     ) -> None:
-        """``default`` or, as a shorthand, ``per_minute`` requests per 60 s (not both)."""
+        """``default`` or, as a shorthand, ``per_minute`` requests per 60 s (not both).
+
+        ``processes``: how many guard processes (replicas) share the traffic. Buckets live in memory, so
+        each keeps its share of every limit; Ray Serve spreads requests evenly over replicas, so the sum
+        stays the configured limit (up to rounding) without a shared counter on every request's path."""
         if default is not None and per_minute is not None:
             raise ValueError("Give either a default rate limit or per_minute, not both.")
         if per_minute is not None:
             default = RateLimit(requests=per_minute, per_seconds=60.0)
-        self.default = default or DEFAULT_LIMIT
-        self._per_key = dict(per_key or {})
+        self.default = (default or DEFAULT_LIMIT).share(processes)
+        self._per_key = {key: limit.share(processes) for key, limit in (per_key or {}).items()}
         self._clock = clock
         self._max_keys = max_keys
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last refill time)

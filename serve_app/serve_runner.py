@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -36,15 +37,31 @@ RAY_ENV: dict[str, str] = {
 }
 
 
-def init_ray(*, num_cpus: int | None = None) -> None:
-    """Join ``RAY_ADDRESS`` when it is set, else start a local Ray with :data:`RAY_ENV`."""
-    for key, value in RAY_ENV.items():
+def ray_env(cfg: AppConfig | None = None) -> dict[str, str]:
+    """:data:`RAY_ENV`, plus Ray Serve's HAProxy switches when ``serve.haproxy`` is on."""
+    env = dict(RAY_ENV)
+    if cfg is not None and cfg.serve.haproxy:
+        binary = os.environ.get("RAY_SERVE_HAPROXY_BINARY_PATH") or shutil.which("haproxy")
+        if not binary:
+            raise ConfigError(
+                "serve.haproxy is on but no haproxy program was found; install HAProxy "
+                "(apt-get install haproxy) or set serve.haproxy to false."
+            )
+        env.update(RAY_SERVE_ENABLE_HA_PROXY="1", RAY_SERVE_HAPROXY_BINARY_PATH=binary)
+    return env
+
+
+def init_ray(*, num_cpus: int | None = None, env: dict[str, str] | None = None) -> None:
+    """Join ``RAY_ADDRESS`` when it is set, else start a local Ray with :func:`ray_env`'s variables (a
+    cluster that is joined keeps its own: set them where it starts)."""
+    env = env if env is not None else ray_env()
+    for key, value in env.items():
         os.environ.setdefault(key, value)  # before ray.serve is imported: its constants read them once
     import ray
 
     if ray.is_initialized():
         return
-    env = {k: os.environ[k] for k in RAY_ENV}
+    env = {k: os.environ[k] for k in env}
     address = os.environ.get("RAY_ADDRESS")
     if address:
         ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": env})
@@ -59,7 +76,7 @@ def init_ray(*, num_cpus: int | None = None) -> None:
 
 def start_serve(cfg: AppConfig, *, num_cpus: int | None = None) -> None:
     """Start a local Ray (or join RAY_ADDRESS) and deploy the graph; returns once it is running."""
-    init_ray(num_cpus=num_cpus)
+    init_ray(num_cpus=num_cpus, env=ray_env(cfg))
     from ray import serve
 
     from serve_app.app import build_app
@@ -70,6 +87,7 @@ def start_serve(cfg: AppConfig, *, num_cpus: int | None = None) -> None:
 
 def run_forever(cfg: AppConfig) -> int:
     factory.preflight(cfg)
+    ray_env(cfg)  # a missing HAProxy stops start-up before any work
     check_port_free(cfg.serve.host, cfg.port)
     factory.ensure_index(cfg)
     stop = threading.Event()

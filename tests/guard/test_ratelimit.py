@@ -55,6 +55,20 @@ def test_per_minute_shorthand() -> None:
         RateLimiter(RateLimit(1), per_minute=1)
 
 
+def test_guard_processes_split_every_limit_so_the_sum_holds() -> None:
+    """Two guard processes (replicas) each admit half of a key's limit: together, the configured limit."""
+    clock = FakeClock()
+    replicas = [
+        RateLimiter(RateLimit(10, 60), per_key={"vip": RateLimit(5, 60, burst=3)}, processes=2, clock=clock)
+        for _ in range(2)
+    ]
+    admitted = sum(replica.check("k") is None for _ in range(10) for replica in replicas)
+    assert admitted == 10
+    assert replicas[0].limit_for("vip") == RateLimit(3, 60, burst=2)  # rounded up: never below one
+    assert RateLimit(1, 60).share(4) == RateLimit(1, 60)
+    assert RateLimiter(per_minute=7, processes=1).default.requests == 7
+
+
 def test_burst_smaller_than_window() -> None:
     clock = FakeClock()
     limiter = RateLimiter(RateLimit(requests=60, per_seconds=60, burst=2), clock=clock)

@@ -45,6 +45,51 @@ def test_unknown_engine(
     assert "unknown engine 'magic'" in _one_sentence(capsys.readouterr().err)
 
 
+@pytest.mark.parametrize(
+    ("serve_yaml", "expected"),
+    [
+        ("colocate: [Retriever]", "Agent runs as its own deployment but calls Retriever"),
+        ("colocate: [JudgePool]", "Annotator runs as its own deployment but calls JudgePool"),
+        ("colocate: [Ingress]", "serve.colocate.0"),
+    ],
+)
+def test_impossible_placement(
+    env: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    serve_yaml: str,
+    expected: str,
+) -> None:
+    bad = env / "bad.yaml"
+    bad.write_text(f"serve:\n  {serve_yaml}\n")
+    monkeypatch.setenv("ACEH_CONFIG", str(bad))
+    assert main(["serve"]) == 2
+    assert expected in _one_sentence(capsys.readouterr().err)
+
+
+def test_haproxy_asked_for_but_not_installed(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = env / "bad.yaml"
+    bad.write_text("serve:\n  haproxy: true\n")
+    monkeypatch.setenv("ACEH_CONFIG", str(bad))
+    monkeypatch.setenv("PATH", str(env))  # no haproxy here
+    monkeypatch.delenv("RAY_SERVE_HAPROXY_BINARY_PATH", raising=False)
+    assert main(["serve"]) == 2
+    assert "no haproxy program was found" in _one_sentence(capsys.readouterr().err)
+
+
+def test_haproxy_switches_go_to_every_ray_process(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from serve_app.config import AppConfig, ServeConfig
+    from serve_app.serve_runner import RAY_ENV, ray_env
+
+    monkeypatch.setenv("RAY_SERVE_HAPROXY_BINARY_PATH", "/opt/haproxy/bin/haproxy")
+    assert ray_env(AppConfig()) == RAY_ENV
+    on = ray_env(AppConfig(serve=ServeConfig(haproxy=True)))
+    assert on["RAY_SERVE_ENABLE_HA_PROXY"] == "1"
+    assert on["RAY_SERVE_HAPROXY_BINARY_PATH"] == "/opt/haproxy/bin/haproxy"
+
+
 def test_invalid_yaml(env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     bad = env / "bad.yaml"
     bad.write_text("roles: [\n")

@@ -1,4 +1,7 @@
-"""The real Ray Serve graph over HTTP: started once for the module with fractional CPUs."""
+"""The real Ray Serve graph over HTTP: started once per placement with fractional CPUs.
+
+Two placements, each test against both: every role its own deployment (``split``, as on a cluster), and the
+default configuration (every role inside each of two Ingress replicas)."""
 
 from __future__ import annotations
 
@@ -35,15 +38,24 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def graph(demo_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+PLACEMENTS: dict[str, list[str] | None] = {"split": [], "default": None}  # None: as configs/default.yaml
+
+
+@pytest.fixture(scope="module", params=sorted(PLACEMENTS))
+def graph(
+    request: pytest.FixtureRequest, demo_index: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Any]]:
     import ray
     from ray import serve
 
     from serve_app.serve_runner import start_serve
 
     port = _free_port()
-    cfg = make_config(tmp_path_factory.mktemp("graph"), demo_index).model_copy(update={"port": port})
+    cfg = make_config(tmp_path_factory.mktemp("graph"), demo_index)
+    colocate = PLACEMENTS[request.param]
+    if colocate is not None:
+        cfg = cfg.model_copy(update={"serve": cfg.serve.model_copy(update={"colocate": colocate})})
+    cfg = cfg.model_copy(update={"port": port})
     try:
         start_serve(cfg, num_cpus=2)
         base = f"http://127.0.0.1:{port}"
@@ -91,7 +103,39 @@ def test_health_metrics_openapi(graph: dict[str, Any]) -> None:
     _post(graph, "/query/v2", {"query": "Berapa anggaran pendidikan Aceh tahun 2023?"})
     metrics = httpx.get(graph["base"] + "/metrics", timeout=10).text
     assert 'aceh_http_requests_total{route="/query/v2",status="200"}' in metrics
-    assert "aceh_judge_batch_size_count" in metrics and 'deployment="JudgePool"' in metrics
+    assert _sample(metrics, "aceh_judge_batch_size_count") >= 1
+    if not graph["config"].serve.is_colocated("Agent"):  # another process's metrics reach the scrape
+        agent_runs = 'aceh_deployment_call_duration_seconds_count{deployment="Agent",method="run"}'
+        assert _sample(metrics, agent_runs) >= 1
+
+
+def _sample(metrics: str, name: str) -> float:
+    """The value of one exposition line (0 when absent)."""
+    for line in metrics.splitlines():
+        if line.startswith(name + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_metrics_count_every_ingress_replica(graph: dict[str, Any]) -> None:
+    """Two Ingress replicas (the default) each count their own requests; /metrics, served by either one,
+    shows the sum."""
+    name = 'aceh_http_requests_total{route="/query/v2",status="200"}'
+    before = _sample(httpx.get(graph["base"] + "/metrics", timeout=10).text, name)
+    for _ in range(8):
+        r = _post(graph, "/query/v2", {"query": "Berapa anggaran pendidikan Aceh tahun 2023?"})
+        assert r.status_code == 200
+    for _ in range(4):  # whichever replica answers the scrape
+        after = _sample(httpx.get(graph["base"] + "/metrics", timeout=10).text, name)
+        assert after - before == 8
+
+
+def test_placement_decides_which_deployments_exist(graph: dict[str, Any]) -> None:
+    from ray import serve
+
+    running = set(serve.status().applications["aceh-rag"].deployments)
+    colocated = set(graph["config"].serve.colocate)
+    assert running == {"Ingress", "Guard", "Retriever", "Agent", "Annotator", "JudgePool"} - colocated
 
 
 def test_auth_is_enforced(graph: dict[str, Any]) -> None:

@@ -1,0 +1,80 @@
+"""``aceh-rag serve`` as its own process, the way `make serve` runs it: answers over HTTP, stops on Ctrl-C.
+
+Run behind HAProxy (``serve.haproxy: true``) when the machine has it: Ray reads its proxy switches once per
+process, so that mode is only testable in a fresh one. Skipped where HAProxy is not installed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import API_KEY, REPO
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+
+@pytest.mark.skipif(shutil.which("haproxy") is None, reason="HAProxy is not installed on this machine")
+def test_serve_behind_haproxy_answers_and_stops(demo_index: Path, tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    config = tmp_path / "haproxy.yaml"
+    config.write_text(
+        (REPO / "configs" / "default.yaml").read_text(encoding="utf-8").replace(
+            "serve:\n", "serve:\n  haproxy: true\n", 1
+        ),
+        encoding="utf-8",
+    )
+    env = {
+        **os.environ,
+        "ACEH_CONFIG": str(config),
+        "ACEH_PORT": str(port),
+        "ACEH_API_KEYS": API_KEY,
+        "ACEH_INDEX_DIR": str(demo_index),
+        "ACEH_DATABASE_URL": f"sqlite:///{tmp_path / 'aceh.db'}",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "serve_app.cli", "serve"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 180
+        while time.time() < deadline and proc.poll() is None:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(1)
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+        r = httpx.post(
+            f"{base}/query/v2",
+            json={"query": "Berapa anggaran pendidikan Aceh tahun 2023?"},
+            headers={"X-API-Key": API_KEY},
+            timeout=60,
+        )
+        assert r.status_code == 200 and r.json()["schema"] == "annotate-v2"
+        assert httpx.post(f"{base}/query/v2", json={"query": "x"}, timeout=30).status_code == 401
+    finally:
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
+        try:
+            proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert proc.returncode == 0, err[-3000:]
