@@ -107,7 +107,7 @@ def cmd_ingest(cfg: AppConfig, args: argparse.Namespace) -> int:
 def cmd_serve(cfg: AppConfig, args: argparse.Namespace) -> int:
     from serve_app.serve_runner import run_forever
 
-    return run_forever(cfg)
+    return run_forever(cfg, config_arg=args.config)
 
 
 # ---------------------------------------------------------------------------- ask

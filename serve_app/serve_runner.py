@@ -1,5 +1,6 @@
 """``aceh-rag serve``: check the config, make sure the index exists, start Ray Serve on
-127.0.0.1:$ACEH_PORT in the foreground, and stop cleanly on Ctrl-C / SIGTERM."""
+127.0.0.1:$ACEH_PORT in the foreground (the graph's driver is a child process), and stop cleanly on Ctrl-C /
+SIGTERM."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import threading
 
@@ -85,11 +87,36 @@ def start_serve(cfg: AppConfig, *, num_cpus: int | None = None) -> None:
     serve.run(build_app(cfg), name="aceh-rag", route_prefix="/", blocking=False)
 
 
-def run_forever(cfg: AppConfig) -> int:
+# Set in the environment of the process that runs the graph, so it does not start another one.
+GRAPH_PROCESS_ENV = "ACEH_SERVE_GRAPH_PROCESS"
+
+
+def run_forever(cfg: AppConfig, *, config_arg: str | None = None) -> int:
+    """Check everything a user can fix (one sentence each), then run the graph in a child process until
+    Ctrl-C or SIGTERM. The child is needed because Ray's C++ failure-signal handler turns a SIGTERM that
+    reaches a Ray driver into an abort a few seconds later (ray-project/ray#64830), before the graph has
+    shut down; this process translates SIGTERM into the SIGINT the child stops cleanly on."""
     factory.preflight(cfg)
     ray_env(cfg)  # a missing HAProxy stops start-up before any work
+    if os.environ.get(GRAPH_PROCESS_ENV) == "1":
+        return _serve_until_stopped(cfg)
     check_port_free(cfg.serve.host, cfg.port)
     factory.ensure_index(cfg)
+    config = ["--config", config_arg] if config_arg else []
+    command = [sys.executable, "-m", "serve_app.cli", *config, "serve"]
+    child = subprocess.Popen(command, env={**os.environ, GRAPH_PROCESS_ENV: "1"})
+
+    def _forward(signum: int, frame: object) -> None:
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+
+    signal.signal(signal.SIGINT, _forward)
+    signal.signal(signal.SIGTERM, _forward)
+    code = child.wait()
+    return code if code >= 0 else 128 - code
+
+
+def _serve_until_stopped(cfg: AppConfig) -> int:
     stop = threading.Event()
 
     def _stop(signum: int, frame: object) -> None:
