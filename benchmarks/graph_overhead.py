@@ -26,6 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from serve_app.config import ROLES
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "graph_overhead.json"
 QUESTIONS = REPO / "tests" / "data" / "demo_questions.jsonl"
@@ -33,15 +35,15 @@ API_KEY = "bench-key"
 # Warm-up passes over the questions: answers cache passage screens and word bags per process, and with two
 # Ingress replicas each must see every question before the measured levels, as the in-process pipeline does.
 WARMUP = 3
-ROLES = ["Guard", "Retriever", "Agent", "Annotator", "JudgePool"]
+ALL_BUT_JUDGE = [role for role in ROLES if role != "JudgePool"]
 # name -> (roles colocated in the Ingress, Ingress replicas); None: as the config file says.
 LAYOUTS: dict[str, tuple[list[str], int] | None] = {
     "config": None,
     "split": ([], 1),
-    "ingress": (ROLES[:4], 1),
-    "single": (ROLES, 1),
-    "ingress2": (ROLES[:4], 2),
-    "single2": (ROLES, 2),
+    "ingress": (ALL_BUT_JUDGE, 1),
+    "single": (list(ROLES), 1),
+    "ingress2": (ALL_BUT_JUDGE, 2),
+    "single2": (list(ROLES), 2),
 }
 
 

@@ -20,6 +20,7 @@ import socket
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -95,10 +96,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_healthy(base: str, timeout_s: float = 300.0) -> None:
+def wait_healthy(base: str, timeout_s: float = 300.0, alive: Callable[[], bool] | None = None) -> None:
+    """Poll ``/healthz`` until it answers 200; ``alive`` (e.g. "the server process still runs") ends the
+    wait early when it turns false."""
     deadline = time.monotonic() + timeout_s
     last = "no answer"
     while time.monotonic() < deadline:
+        if alive is not None and not alive():
+            raise RuntimeError(f"the server stopped before it became healthy (last: {last})")
         try:
             r = httpx.get(f"{base}/healthz", timeout=10, trust_env=False)
             if r.status_code == 200:

@@ -20,11 +20,9 @@ from ray import serve
 from ray.serve import Application
 
 from serve_app import factory
-from serve_app.config import AppConfig, load_config
+from serve_app.config import ROLES, AppConfig, load_config
 from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
 from serve_app.ports import HandleProxy, RemoteAgent, RemoteAnnotator
-
-DEPLOYMENTS = ("Guard", "Retriever", "Agent", "Annotator", "JudgePool")
 
 
 class AppArgs(BaseModel):
@@ -227,13 +225,7 @@ class IngressDeployment(_Component):
     ) -> None:
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
-        remote = {
-            "Guard": guard,
-            "Retriever": retriever,
-            "Agent": agent,
-            "Annotator": annotator,
-            "JudgePool": judge_pool,
-        }
+        remote = dict(zip(ROLES, (guard, retriever, agent, annotator, judge_pool), strict=True))
         # Colocated roles have no handle: they are plain objects in this replica, healthy while it is.
         self.handles = {name: handle for name, handle in remote.items() if handle is not None}
         self.colocated = [name for name, handle in remote.items() if handle is None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -112,6 +112,8 @@ class DeploymentConfig(_Strict):
 
 
 Role = Literal["Guard", "Retriever", "Agent", "Annotator", "JudgePool"]
+# Every deployment behind the Ingress, in the order the Ingress takes their handles.
+ROLES: tuple[str, ...] = get_args(Role)
 # A role that calls another: the callee must be reachable from where the caller runs.
 _CALLS: dict[str, str] = {"Agent": "Retriever", "Annotator": "JudgePool"}
 

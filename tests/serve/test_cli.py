@@ -27,6 +27,17 @@ def _one_sentence(err: str) -> str:
     return lines[-1]
 
 
+def _start_error(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], yaml_text: str
+) -> str:
+    """`aceh-rag serve` with this config file: it must stop with status 2 and one sentence, returned."""
+    bad = env / "bad.yaml"
+    bad.write_text(yaml_text)
+    monkeypatch.setenv("ACEH_CONFIG", str(bad))
+    assert main(["serve"]) == 2
+    return _one_sentence(capsys.readouterr().err)
+
+
 def test_missing_config_file(
     env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -38,11 +49,8 @@ def test_missing_config_file(
 def test_unknown_engine(
     env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = env / "bad.yaml"
-    bad.write_text("roles:\n  judge: {engine: magic}\n")
-    monkeypatch.setenv("ACEH_CONFIG", str(bad))
-    assert main(["serve"]) == 2
-    assert "unknown engine 'magic'" in _one_sentence(capsys.readouterr().err)
+    error = _start_error(env, monkeypatch, capsys, "roles:\n  judge: {engine: magic}\n")
+    assert "unknown engine 'magic'" in error
 
 
 @pytest.mark.parametrize(
@@ -60,23 +68,16 @@ def test_impossible_placement(
     serve_yaml: str,
     expected: str,
 ) -> None:
-    bad = env / "bad.yaml"
-    bad.write_text(f"serve:\n  {serve_yaml}\n")
-    monkeypatch.setenv("ACEH_CONFIG", str(bad))
-    assert main(["serve"]) == 2
-    assert expected in _one_sentence(capsys.readouterr().err)
+    assert expected in _start_error(env, monkeypatch, capsys, f"serve:\n  {serve_yaml}\n")
 
 
 def test_haproxy_asked_for_but_not_installed(
     env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = env / "bad.yaml"
-    bad.write_text("serve:\n  haproxy: true\n")
-    monkeypatch.setenv("ACEH_CONFIG", str(bad))
     monkeypatch.setenv("PATH", str(env))  # no haproxy here
     monkeypatch.delenv("RAY_SERVE_HAPROXY_BINARY_PATH", raising=False)
-    assert main(["serve"]) == 2
-    assert "no haproxy program was found" in _one_sentence(capsys.readouterr().err)
+    error = _start_error(env, monkeypatch, capsys, "serve:\n  haproxy: true\n")
+    assert "no haproxy program was found" in error
 
 
 def test_haproxy_switches_go_to_every_ray_process(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,7 +6,6 @@ default configuration (every role inside each of two Ingress replicas)."""
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from benchmarks.query_v2 import wait_healthy
 from tests.conftest import API_KEY, make_config
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -59,14 +59,7 @@ def graph(
     try:
         start_serve(cfg, num_cpus=2)
         base = f"http://127.0.0.1:{port}"
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
+        wait_healthy(base, timeout_s=120)
         yield {"base": base, "config": cfg}
     finally:
         serve.shutdown()

@@ -12,12 +12,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from benchmarks.query_v2 import wait_healthy
 from tests.conftest import API_KEY, REPO
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -61,15 +61,7 @@ def test_serve_answers_and_stops_cleanly(
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 180
-        while time.time() < deadline and proc.poll() is None:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(1)
-        assert proc.poll() is None
+        wait_healthy(base, timeout_s=180, alive=lambda: proc.poll() is None)
         r = httpx.post(
             f"{base}/query/v2",
             json={"query": "Berapa anggaran pendidikan Aceh tahun 2023?"},
