@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         questions = [q for q in questions if (CORPUS / q["gold_path"]).stat().st_size <= QUICK_MAX_BYTES]
         args.distractors = min(args.distractors, 5)
     documents = _select_documents(questions, args.distractors, smallest=args.quick)
-    encoder = SentenceTransformerEncoder(max_seq_length=128, num_threads=THREADS)
+    encoder = SentenceTransformerEncoder(num_threads=THREADS)  # the service's default length
     with tempfile.TemporaryDirectory(prefix="agent-quality-") as tmp:
         index = args.index or Path(tmp) / "index"
         reused = (index / "manifest.json").is_file()

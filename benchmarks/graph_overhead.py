@@ -1,13 +1,20 @@
 """Graph overhead: the same request mix through the in-process pipeline and through the Ray Serve graph
 (over HTTP), in one run, at 1, 4 and 16 concurrent clients (closed loop).
 
-    .venv/bin/python -m benchmarks.graph_overhead [--requests N] [--quick] [--layouts config,split,...]
+    .venv/bin/python -m benchmarks.graph_overhead [--requests N] [--rounds R] [--quick] [--layouts config,...]
 
 Each layout is one placement of the graph's roles (``serve.colocate``): ``config`` as configs/default.yaml
 says, ``split`` every role its own deployment, ``ingress`` all but the JudgePool inside the Ingress replica,
 ``single`` every role inside it; ``ingress2`` and ``single2`` as ``ingress`` and ``single`` with two Ingress
-replicas. They run one after another in the same process, so their ratios are side by side. Prints a table
-and writes benchmarks/results/graph_overhead.json. The goal (issue 2): graph p50 at most 15% above the
+replicas, ``single3`` with three.
+
+Modes are interleaved: with the graph of one layout running, each round runs every concurrency level in every
+mode back to back (in-process, in-process over HTTP, graph), and the figures are medians over the rounds, so
+a slow spell of this shared host falls on all modes alike instead of on whichever ran then. Besides the
+in-process pipeline (a direct call), ``in-process:http`` serves the same Starlette routes over it from one
+uvicorn process (no Ray) to the same HTTP client: the graph's ratio to it is what Ray Serve adds, the rest of
+the ratio to ``in-process`` is HTTP (JSON, the ASGI stack, a client that shares the two cores). Prints a
+table and writes benchmarks/results/graph_overhead.json. The goal (issue 2): graph p50 at most 15% above the
 in-process p50 at 16 clients, for the default configuration.
 """
 
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -44,6 +52,7 @@ LAYOUTS: dict[str, tuple[list[str], int] | None] = {
     "single": (list(ROLES), 1),
     "ingress2": (ALL_BUT_JUDGE, 2),
     "single2": (list(ROLES), 2),
+    "single3": (list(ROLES), 3),
 }
 
 
@@ -91,6 +100,35 @@ async def closed_loop(call: Any, qs: list[str], clients: int, total: int) -> dic
     }
 
 
+def _serve_inprocess_http(config: str, env: dict[str, str], port: int) -> None:
+    """Child process: the Ingress routes over the in-process pipeline, served by uvicorn (no Ray)."""
+    import uvicorn
+
+    from serve_app import factory
+    from serve_app.config import load_config
+
+    app = factory.build_inprocess_app(load_config(config, env=env))
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+def _http_caller(client: Any) -> Any:
+    async def call(q: str) -> None:
+        r = await client.post("/query/v2", json={"query": q}, headers={"X-API-Key": API_KEY})
+        r.raise_for_status()
+
+    return call
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _median(values: list[float]) -> float:
+    return round(percentile(values, 0.5), 2)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=96, help="requests per concurrency level and mode")
@@ -98,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layouts", default="config", help=f"comma-separated, of {', '.join(LAYOUTS)}")
     parser.add_argument("--haproxy", action="store_true", help="every layout behind HAProxy (serve.haproxy)")
     parser.add_argument("--out", default=str(RESULTS), help="results JSON")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of every level in every mode")
+    parser.add_argument(
+        "--no-http-baseline", action="store_true", help="skip the in-process pipeline served by uvicorn"
+    )
     args = parser.parse_args(argv)
     total = 32 if args.quick else args.requests
     layouts = [name.strip() for name in args.layouts.split(",") if name.strip()]
@@ -123,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     from ray import serve
 
+    from benchmarks.query_v2 import wait_healthy
     from serve_app import factory
     from serve_app.auth import Principal
     from serve_app.config import load_config
@@ -130,9 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     from serve_app.serve_runner import start_serve
 
     tmp = Path(tempfile.mkdtemp(prefix="aceh-bench-"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = _free_port()
     env = {
         "ACEH_API_KEYS": API_KEY,
         "ACEH_INDEX_DIR": str(tmp / "index"),
@@ -152,13 +193,6 @@ def main(argv: list[str] | None = None) -> int:
     async def local_call(q: str) -> None:
         await pipeline.answer(QueryV2Request(query=q), Principal.anonymous(), route="v2")
 
-    async def run_local() -> None:
-        await closed_loop(local_call, qs, 4, WARMUP * len(qs))  # warm-up
-        for n in levels:
-            rows.append({"mode": "in-process", **await closed_loop(local_call, qs, n, total)})
-
-    asyncio.run(run_local())
-
     def placed(layout: str) -> Any:
         placement = LAYOUTS[layout]
         if placement is None:
@@ -170,45 +204,96 @@ def main(argv: list[str] | None = None) -> int:
             update={"serve": cfg.serve.model_copy(update={"colocate": colocate, "deployments": deployments})}
         )
 
-    modes = []
+    async def measure_block(layout: str, http_base: str | None) -> None:
+        """Warm every mode, then ``rounds`` rounds; in each round every level runs in every mode back to
+        back, so a slow spell of the shared host hits all modes alike."""
+        limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+        async with contextlib.AsyncExitStack() as stack:
+            callers = {"in-process": local_call}
+            if http_base is not None:
+                http = await stack.enter_async_context(
+                    httpx.AsyncClient(base_url=http_base, timeout=120, limits=limits, trust_env=False)
+                )
+                callers["in-process:http"] = _http_caller(http)
+            graph = await stack.enter_async_context(
+                httpx.AsyncClient(
+                    base_url=f"http://127.0.0.1:{port}", timeout=120, limits=limits, trust_env=False
+                )
+            )
+            callers[f"graph:{layout}"] = _http_caller(graph)
+            for call in callers.values():
+                await closed_loop(call, qs, 4, WARMUP * len(qs))
+            for round_ in range(args.rounds):
+                for n in levels:
+                    for mode, call in callers.items():
+                        result = await closed_loop(call, qs, n, total)
+                        rows.append({"block": layout, "round": round_, "mode": mode, **result})
+
+    server = None
+    http_base = None
+    if not args.no_http_baseline:
+        import multiprocessing
+
+        http_port = _free_port()
+        server = multiprocessing.get_context("spawn").Process(
+            target=_serve_inprocess_http,
+            args=(str(REPO / "configs" / "default.yaml"), env, http_port),
+            daemon=True,
+        )
+        server.start()
+        http_base = f"http://127.0.0.1:{http_port}"
+        wait_healthy(http_base, timeout_s=120, alive=server.is_alive)
     try:
         for layout in layouts:
-            mode = f"graph:{layout}"
-            modes.append(mode)
             start_serve(placed(layout), num_cpus=2)
-            base = f"http://127.0.0.1:{port}"
-
-            async def run_graph(mode: str = mode, base: str = base) -> None:
-                limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
-                async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as client:
-
-                    async def call(q: str) -> None:
-                        r = await client.post("/query/v2", json={"query": q}, headers={"X-API-Key": API_KEY})
-                        r.raise_for_status()
-
-                    await closed_loop(call, qs, 4, WARMUP * len(qs))
-                    for n in levels:
-                        rows.append({"mode": mode, **await closed_loop(call, qs, n, total)})
-
-            asyncio.run(run_graph())
+            asyncio.run(measure_block(layout, http_base))
             serve.delete("aceh-rag")  # the next layout starts on the same Ray and Serve
     finally:
         serve.shutdown()
         ray.shutdown()
+        if server is not None:
+            server.terminate()
+            server.join(30)
 
-    by = {(r["mode"], r["clients"]): r for r in rows}
-    ratios = {
-        mode: {n: round(by[(mode, n)]["p50_ms"] / by[("in-process", n)]["p50_ms"], 3) for n in levels}
-        for mode in modes
-    }
-    print(f"{'mode':<16} {'clients':>7} {'p50 ms':>9} {'p95 ms':>9} {'req/s':>8} {'fail':>5}")
-    for r in rows:
-        print(
-            f"{r['mode']:<16} {r['clients']:>7} {r['p50_ms']:>9} {r['p95_ms']:>9} {r['throughput_rps']:>8} "
-            f"{r['failures']:>5}"
-        )
-    for mode, by_level in ratios.items():
-        print(f"{mode} p50 / in-process p50: " + ", ".join(f"{n} clients {v}x" for n, v in by_level.items()))
+    # Per block and mode: the median over rounds of each level's p50 (and p95, throughput).
+    summary: dict[str, dict[str, dict[int, dict[str, float]]]] = {}
+    for layout in layouts:
+        block = [r for r in rows if r["block"] == layout]
+        for mode in dict.fromkeys(r["mode"] for r in block):
+            summary.setdefault(layout, {})[mode] = {
+                n: {
+                    key: _median([r[key] for r in block if r["mode"] == mode and r["clients"] == n])
+                    for key in ("p50_ms", "p95_ms", "throughput_rps")
+                }
+                for n in levels
+            }
+
+    def ratios_over(baseline: str) -> dict[str, dict[int, float]]:
+        return {
+            f"graph:{layout}": {
+                n: round(modes[f"graph:{layout}"][n]["p50_ms"] / modes[baseline][n]["p50_ms"], 3)
+                for n in levels
+            }
+            for layout, modes in summary.items()
+            if baseline in modes
+        }
+
+    ratios = ratios_over("in-process")
+    http_ratios = ratios_over("in-process:http")
+    print(f"median over {args.rounds} rounds")
+    print(f"{'block':<10} {'mode':<18} {'clients':>7} {'p50 ms':>9} {'p95 ms':>9} {'req/s':>8}")
+    for layout, modes in summary.items():
+        for mode, by_level in modes.items():
+            for n, m in by_level.items():
+                cells = f"{m['p50_ms']:>9} {m['p95_ms']:>9} {m['throughput_rps']:>8}"
+                print(f"{layout:<10} {mode:<18} {n:>7} {cells}")
+    failures = sum(r["failures"] for r in rows)
+    print(f"failures: {failures}")
+    for baseline, table in (("in-process", ratios), ("in-process:http", http_ratios)):
+        for mode, by_level in table.items():
+            print(
+                f"{mode} p50 / {baseline} p50: " + ", ".join(f"{n} clients {v}x" for n, v in by_level.items())
+            )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
@@ -233,8 +318,12 @@ def main(argv: list[str] | None = None) -> int:
                     }
                     for layout in layouts
                 },
+                "rounds": args.rounds,
+                "failures": failures,
+                "median_over_rounds": summary,
                 "rows": rows,
                 "p50_ratio_graph_over_inprocess": ratios,
+                "p50_ratio_graph_over_inprocess_http": http_ratios,
             },
             indent=2,
         )

@@ -33,12 +33,12 @@ from models.embeddings import SentenceTransformerEncoder
 from models.rerankers import DEFAULT_WEIGHTS, FeatureReranker
 from retrieval.fusion import rrf
 from retrieval.ingest import ingest
-from retrieval.retriever import Retriever
+from retrieval.retriever import DEFAULT_RRF_K, Retriever
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("ACEH_SHARED_DATA", ROOT / ".." / "shared" / "data"))
 RESULTS = ROOT / "benchmarks" / "results"
-ENCODER_SEQ = 128
+ENCODER_SEQ = int(os.environ.get("ACEH_BENCH_SEQ", "64"))  # word pieces the encoder keeps, as the service
 THREADS = 2
 
 
@@ -189,7 +189,7 @@ def quality(quick: bool, tune: bool, work: Path) -> dict[str, Any]:
             result["tuning_train"] = {**params, "questions": len(sample), "passages": len(pool)}
     reranker = FeatureReranker(params.get("reranker_weights"))
     weights = {"dense": params["dense_weight"]} if params else None
-    rrf_k = params.get("rrf_k", 60)
+    rrf_k = params.get("rrf_k", DEFAULT_RRF_K)  # untuned: the service's defaults
     retriever = Retriever.load(
         _build_qa_index(valid_passages, work / "valid", encoder),
         encoder=encoder,

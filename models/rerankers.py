@@ -144,7 +144,12 @@ class FeatureReranker(Reranker):
                 self._cache.popitem(last=False)
         return terms
 
-    def features(self, query: str, hits: list[SearchHit]) -> list[dict[str, float]]:
+    def features(
+        self, query: str, hits: list[SearchHit], *, all_features: bool = True
+    ) -> list[dict[str, float]]:
+        """Every feature of every hit (for tuning), or with ``all_features=False`` only those the weights use
+        (a feature weighted 0 is 0 in the score whatever its value, so it is not computed)."""
+        needed = {name for name, weight in self.weights.items() if all_features or weight}
         q_terms = list(dict.fromkeys(self._analyze(query)))
         idf = {t: (self._stats.idf(t) if self._stats else 1.0) or 0.1 for t in q_terms}
         total_idf = sum(idf.values()) or 1.0
@@ -166,8 +171,8 @@ class FeatureReranker(Reranker):
                     "document": document,
                     "figures": (sum(1 for n in numbers if n in present) / len(numbers)) if numbers else 0.0,
                     "coverage": sum(idf[t] for t in matched) / total_idf,
-                    "proximity": _proximity(terms, set(matched)),
-                    "phrases": _phrases(q_pairs, terms),
+                    "proximity": _proximity(terms, set(matched)) if "proximity" in needed else 0.0,
+                    "phrases": _phrases(q_pairs, terms) if "phrases" in needed else 0.0,
                     "dense": _stage(hit, "dense"),
                     "bm25": _stage(hit, "bm25") / max_bm25,
                     "fused": _stage(hit, "fused") / max_fused,
@@ -176,7 +181,7 @@ class FeatureReranker(Reranker):
         return rows
 
     def rerank(self, query: str, hits: list[SearchHit], *, top_k: int | None = None) -> list[SearchHit]:
-        rows = self.features(query, hits)
+        rows = self.features(query, hits, all_features=False)
         scores = [sum(self.weights.get(name, 0.0) * value for name, value in row.items()) for row in rows]
         return _finish(hits, scores, top_k)
 

@@ -22,7 +22,7 @@ from retrieval.legal import (
 )
 from retrieval.types import Chunk, DocumentIdentity
 
-CHUNKER_VERSION = 1  # bump when chunk spans or metadata change, so unchanged files are re-chunked
+CHUNKER_VERSION = 2  # bump when chunk spans, metadata or index text change, so unchanged files are re-chunked
 
 _TITLE_END = re.compile(r"DENGAN\s+RAHMAT|PRESIDEN\s+REPUBLIK|GUBERNUR\s+ACEH,|Menimbang|MEMUTUSKAN|\n\s*\n")
 _REPEATED_PREFIX = re.compile(r"^(?P<head>.{10,80}?)\s+(?P=head)\s+", re.IGNORECASE)
@@ -224,12 +224,19 @@ def _cross_refs(text: str, chunk_id: str, span: Span, identity: DocumentIdentity
 
 
 def index_text(chunk: Chunk, *, file_stem: str | None = None) -> str:
-    """What BM25 and the encoder see for a chunk: the document's title and short reference ("UU 11/2006"),
-    the section path, the reader context, then the text. A title that is only the file name is left out."""
+    """What BM25 and the encoder see for a chunk: the short reference ("UU 11/2006") with the section path,
+    the reader context, the text, and last the document's title (left out when it is only the file name).
+
+    The order is for the encoder, which keeps only its first ``max_seq_length`` word pieces (64 on the CPU
+    default): a statute's title alone can fill half of that, so the chunk's own words come first. BM25 sees
+    every word whatever the order, and exact references are matched from the metadata."""
     ident = chunk.identity
-    head = [] if ident.title == file_stem else [ident.title]
-    if ident.doc_type and ident.number and ident.year:
-        head.append(f"{ident.doc_type} {ident.number}/{ident.year}")
+    short_ref = (
+        f"{ident.doc_type} {ident.number}/{ident.year}"
+        if ident.doc_type and ident.number and ident.year
+        else ""
+    )
+    title = "" if ident.title == file_stem else ident.title
     body = chunk.text
     context = chunk.context
     header = context.split(CELL_SEPARATOR)
@@ -238,7 +245,7 @@ def index_text(chunk: Chunk, *, file_stem: str | None = None) -> str:
         # "column: value" pairs keep each value next to its column, even after the encoder truncates
         body = "; ".join(f"{name}: {value}" for name, value in zip(header, cells) if value.strip())
         context = ""
-    parts = [" ".join(head), " / ".join(chunk.section_path), context, body]
+    parts = [" / ".join(part for part in [short_ref, *chunk.section_path] if part), context, body, title]
     return "\n".join(part for part in parts if part)
 
 

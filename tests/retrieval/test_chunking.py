@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrieval.documents import build_document
+from retrieval.documents import build_document, index_text
 from retrieval.extract import extract
 from retrieval.retriever import Retriever
 from tests.retrieval.conftest import QANUN_TEXT, UU_TEXT, minimal_pdf
@@ -54,6 +54,19 @@ def test_legal_structure_paths_and_references(tmp_path: Path) -> None:
     assert penjelasan and penjelasan[0].legal_reference.endswith("Penjelasan Pasal 183")
     preamble = {c.section_path[0] for c in doc.chunks[:4]}
     assert {"Menimbang", "Mengingat"} <= preamble
+
+
+def test_index_text_puts_the_chunk_before_the_document_title(tmp_path: Path) -> None:
+    """The encoder keeps only its first word pieces, so the chunk's own words lead and the long title
+    trails; BM25 still sees every word."""
+    doc = _doc(tmp_path, "uu.md", UU_TEXT.encode(), max_chars=400)
+    chunk = next(c for c in doc.chunks if c.section_path[:3] == ("BAB XXIV", "Bagian Kedua", "Pasal 183"))
+    text = index_text(chunk, file_stem="uu")
+    first_line = text.splitlines()[0]
+    assert first_line.startswith("UU 11/2006 / BAB XXIV")
+    assert text.index(chunk.text) < text.index(doc.identity.title)
+    assert text.endswith(doc.identity.title)
+    assert doc.identity.title not in index_text(chunk, file_stem=doc.identity.title)
 
 
 def test_long_list_items_carry_their_lead_in(tmp_path: Path) -> None:

