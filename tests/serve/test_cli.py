@@ -86,8 +86,9 @@ def test_haproxy_switches_go_to_every_ray_process(env: Path, monkeypatch: pytest
 
     monkeypatch.setenv("RAY_SERVE_HAPROXY_BINARY_PATH", "/opt/haproxy/bin/haproxy")
     assert ray_env(AppConfig()) == RAY_ENV
+    assert RAY_ENV["RAY_SERVE_ENABLE_DIRECT_INGRESS"] == "0"  # no 30 s replica draining at every stop
     on = ray_env(AppConfig(serve=ServeConfig(haproxy=True)))
-    assert on["RAY_SERVE_ENABLE_HA_PROXY"] == "1"
+    assert on["RAY_SERVE_ENABLE_HA_PROXY"] == "1" and on["RAY_SERVE_ENABLE_DIRECT_INGRESS"] == "1"
     assert on["RAY_SERVE_HAPROXY_BINARY_PATH"] == "/opt/haproxy/bin/haproxy"
 
 

@@ -1,5 +1,6 @@
 """``aceh-rag serve`` as its own process, the way `make serve` runs it: answers over HTTP, and stops cleanly
-on SIGTERM (what a service manager sends) and on Ctrl-C (SIGINT).
+on SIGTERM (what a service manager sends) and on Ctrl-C (SIGINT to the process, or to its whole process
+group as a terminal sends it).
 
 Behind Ray's proxy (the default) and behind HAProxy (``serve.haproxy: true``) where the machine has it:
 Ray reads its proxy switches once per process, so that mode is only testable in a fresh one."""
@@ -26,14 +27,15 @@ no_haproxy = pytest.mark.skipif(shutil.which("haproxy") is None, reason="HAProxy
 
 
 @pytest.mark.parametrize(
-    ("haproxy", "stop_signal"),
+    ("haproxy", "stop_signal", "to_group"),
     [
-        pytest.param(False, signal.SIGTERM, id="ray-proxy-sigterm"),
-        pytest.param(True, signal.SIGINT, id="haproxy-ctrl-c", marks=no_haproxy),
+        pytest.param(False, signal.SIGTERM, False, id="ray-proxy-sigterm"),
+        pytest.param(False, signal.SIGINT, True, id="ray-proxy-terminal-ctrl-c"),
+        pytest.param(True, signal.SIGINT, False, id="haproxy-ctrl-c", marks=no_haproxy),
     ],
 )
 def test_serve_answers_and_stops_cleanly(
-    demo_index: Path, tmp_path: Path, haproxy: bool, stop_signal: signal.Signals
+    demo_index: Path, tmp_path: Path, haproxy: bool, stop_signal: signal.Signals, to_group: bool
 ) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -71,7 +73,10 @@ def test_serve_answers_and_stops_cleanly(
         assert r.status_code == 200 and r.json()["schema"] == "annotate-v2"
         assert httpx.post(f"{base}/query/v2", json={"query": "x"}, timeout=30).status_code == 401
     finally:
-        proc.send_signal(stop_signal)  # to the `aceh-rag serve` process only, as a service manager does
+        if to_group:
+            os.killpg(proc.pid, stop_signal)  # a terminal's Ctrl-C: every process of the foreground group
+        else:
+            proc.send_signal(stop_signal)  # to the `aceh-rag serve` process only, as a service manager does
         try:
             proc.wait(timeout=90)
         except subprocess.TimeoutExpired:
@@ -80,5 +85,6 @@ def test_serve_answers_and_stops_cleanly(
     err = proc.stderr.read().decode() if proc.stderr else ""
     assert proc.returncode == 0, err[-3000:]
     assert "aceh-rag: shutting down" in err and "SIGTERM received" not in err
+    assert "failed to shut down" not in err  # the controller was not killed under the driver
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"{base}/healthz", timeout=5)
