@@ -26,7 +26,6 @@ import contextlib
 import json
 import os
 import platform
-import socket
 import sys
 import tempfile
 import time
@@ -119,12 +118,6 @@ def _http_caller(client: Any) -> Any:
     return call
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _median(values: list[float]) -> float:
     return round(percentile(values, 0.5), 2)
 
@@ -165,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     from ray import serve
 
-    from benchmarks.query_v2 import wait_healthy
+    from benchmarks.query_v2 import free_port, wait_healthy
     from serve_app import factory
     from serve_app.auth import Principal
     from serve_app.config import load_config
@@ -173,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     from serve_app.serve_runner import start_serve
 
     tmp = Path(tempfile.mkdtemp(prefix="aceh-bench-"))
-    port = _free_port()
+    port = free_port()
     env = {
         "ACEH_API_KEYS": API_KEY,
         "ACEH_INDEX_DIR": str(tmp / "index"),
@@ -234,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_http_baseline:
         import multiprocessing
 
-        http_port = _free_port()
+        http_port = free_port()
         server = multiprocessing.get_context("spawn").Process(
             target=_serve_inprocess_http,
             args=(str(REPO / "configs" / "default.yaml"), env, http_port),

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from models.embeddings import SentenceTransformerEncoder
+from models.embeddings import DEFAULT_MAX_SEQ_LENGTH, SentenceTransformerEncoder
 from models.rerankers import DEFAULT_WEIGHTS, FeatureReranker
 from retrieval.fusion import rrf
 from retrieval.ingest import ingest
@@ -38,7 +38,8 @@ from retrieval.retriever import DEFAULT_RRF_K, Retriever
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("ACEH_SHARED_DATA", ROOT / ".." / "shared" / "data"))
 RESULTS = ROOT / "benchmarks" / "results"
-ENCODER_SEQ = int(os.environ.get("ACEH_BENCH_SEQ", "64"))  # word pieces the encoder keeps, as the service
+# word pieces the encoder keeps: the service default unless ACEH_BENCH_SEQ says otherwise (experiments)
+ENCODER_SEQ = int(os.environ.get("ACEH_BENCH_SEQ", DEFAULT_MAX_SEQ_LENGTH))
 THREADS = 2
 
 

@@ -10,6 +10,8 @@ from typing import Any, Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from models.embeddings import DEFAULT_MAX_SEQ_LENGTH
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO_ROOT / "configs" / "default.yaml"
 ENGINE_KINDS = ("embedded", "openai", "transformers")
@@ -57,10 +59,9 @@ class EncoderConfig(_Strict):
     device: str = "cpu"
     batch_size: int = 64
     threads: int | None = None
-    # Word pieces the encoder keeps per text (None: the model's own limit). 64 encodes 2.3x faster than 128
-    # on the CPU with the same hybrid + rerank quality on the Indonesian QA benchmark
-    # (benchmarks/results/retrieval.md); a GPU model can afford its full length.
-    max_seq_length: int | None = 64
+    # Word pieces the encoder keeps per text (None: the model's own limit); a GPU model can afford its full
+    # length. The default is the CPU encoder's (models.embeddings.DEFAULT_MAX_SEQ_LENGTH, measured there).
+    max_seq_length: int | None = DEFAULT_MAX_SEQ_LENGTH
 
 
 class RetrievalConfig(_Strict):
