@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from models.embeddings import SentenceTransformerEncoder
+    from benchmarks.retrieval import bench_encoder
     from models.rerankers import FeatureReranker
     from retrieval.ingest import ingest
     from retrieval.retriever import Retriever
@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         questions = [q for q in questions if (CORPUS / q["gold_path"]).stat().st_size <= QUICK_MAX_BYTES]
         args.distractors = min(args.distractors, 5)
     documents = _select_documents(questions, args.distractors, smallest=args.quick)
-    encoder = SentenceTransformerEncoder(num_threads=THREADS)  # the service's default length
+    encoder = bench_encoder()  # the service's CPU default
     with tempfile.TemporaryDirectory(prefix="agent-quality-") as tmp:
         index = args.index or Path(tmp) / "index"
         reused = (index / "manifest.json").is_file()

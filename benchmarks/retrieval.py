@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from models.embeddings import DEFAULT_MAX_SEQ_LENGTH, SentenceTransformerEncoder
+from models.embeddings import DEFAULT_MAX_SEQ_LENGTH, Encoder, SentenceTransformerEncoder
+from models.onnx_encoder import OnnxEncoder
 from models.rerankers import DEFAULT_WEIGHTS, FeatureReranker
 from retrieval.fusion import rrf
 from retrieval.ingest import ingest
@@ -44,10 +45,15 @@ THREADS = 2
 
 
 QUANTIZE = os.environ.get("ACEH_BENCH_INT8", "1") == "1"  # the encoder's CPU default; 0 for float32
+# what runs the encoder: onnx (the service's CPU default) or torch (for side-by-side runs)
+RUNTIME = os.environ.get("ACEH_BENCH_RUNTIME", "onnx")
 
 
-def _encoder() -> SentenceTransformerEncoder:
-    return SentenceTransformerEncoder(max_seq_length=ENCODER_SEQ, num_threads=THREADS, quantize=QUANTIZE)
+def bench_encoder() -> Encoder:
+    """The service's CPU encoder (or the one ACEH_BENCH_RUNTIME / _SEQ / _INT8 ask for)."""
+    if RUNTIME == "torch":
+        return SentenceTransformerEncoder(max_seq_length=ENCODER_SEQ, num_threads=THREADS, quantize=QUANTIZE)
+    return OnnxEncoder(max_seq_length=ENCODER_SEQ, num_threads=THREADS, quantize=QUANTIZE)
 
 
 # -- quality ------------------------------------------------------------------------------------------------
@@ -88,7 +94,7 @@ def _passage_ranks(hits_lists: list[list[Any]]) -> list[list[int]]:
     return out
 
 
-def _build_qa_index(passages: list[str], work: Path, encoder: SentenceTransformerEncoder) -> Path:
+def _build_qa_index(passages: list[str], work: Path, encoder: Encoder) -> Path:
     corpus = work / "corpus"
     corpus.mkdir(parents=True)
     for i, text in enumerate(passages):
@@ -164,7 +170,7 @@ def quality(quick: bool, tune: bool, work: Path) -> dict[str, Any]:
     """Valid questions against the valid passages (the specified setting), and, unless quick, against the
     train + valid passages pooled (about 20x more distractors, so Recall@10 is not saturated). With
     ``tune``, fusion and reranker weights are first fitted on 1,000 train questions over that big pool."""
-    encoder = _encoder()
+    encoder = bench_encoder()
     result: dict[str, Any] = {"encoder": encoder.name}
     valid_passages, valid_questions = load_qa("valid")
     if quick:
@@ -276,7 +282,7 @@ def speed(quick: bool, work: Path, keep_index: Path | None = None) -> dict[str, 
             for line in (corpus / "demo_subset.txt").read_text().splitlines()
             if line.strip() and not line.startswith("#")
         ][:8]
-    encoder = _encoder()
+    encoder = bench_encoder()
     index = keep_index or work / "legal_index"
     stats_file = index.parent / f"{index.name}.ingest.json"
     if keep_index and stats_file.exists() and (index / "manifest.json").exists():
@@ -377,6 +383,39 @@ def numba_check() -> dict[str, float]:
     return out
 
 
+def encoder_check(rounds: int = 3) -> dict[str, Any]:
+    """The CPU encoders side by side, rounds interleaved (this host is shared and noisy): one question at a
+    time (the query path) and passages in batches (ingest), plus how close each int8 encoder's vectors are
+    to the float32 model's (cosine, the same text)."""
+    passages, questions = load_qa("valid")
+    texts, queries = passages[:512], [q for q, _ in questions[:200]]
+    encoders: dict[str, Encoder] = {
+        "torch int8": SentenceTransformerEncoder(num_threads=THREADS),
+        "onnx int8": OnnxEncoder(num_threads=THREADS),
+    }
+    reference = SentenceTransformerEncoder(num_threads=THREADS, quantize=False).encode(texts)
+    out: dict[str, Any] = {"texts": len(texts), "queries": len(queries), "rounds": rounds}
+    for name, enc in encoders.items():
+        cos = (enc.encode(texts) * reference).sum(axis=1)
+        out[name] = {
+            "cos_to_fp32_mean": round(float(cos.mean()), 4),
+            "cos_to_fp32_min": round(float(cos.min()), 4),
+        }
+        out[name].update(query_p50_ms=[], batch_texts_per_s=[])
+    for _ in range(rounds):
+        for name, enc in encoders.items():
+            out[name]["query_p50_ms"].append(
+                _latency(lambda q, e=enc: e.encode_queries([q]), queries)["p50_ms"]
+            )
+            t = time.perf_counter()
+            enc.encode(texts)
+            out[name]["batch_texts_per_s"].append(round(len(texts) / (time.perf_counter() - t), 1))
+    for name in encoders:
+        for key in ("query_p50_ms", "batch_texts_per_s"):
+            out[name][f"{key}_median"] = float(np.median(out[name][key]))
+    return out
+
+
 def _markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# Retrieval benchmark\n\n`{result['command']}` on {result['machine']}, {result['threads']} torch "
@@ -435,6 +474,23 @@ def _markdown(result: dict[str, Any]) -> str:
             f"numba {n['numba_ms_per_query']} ms/query after a first query of {n['numba_first_query_s']} s "
             "(JIT, paid by every new process), so the index uses numpy.\n"
         )
+    e = result.get("encoders")
+    if e:
+        lines.append(
+            f"\n## CPU encoders side by side ({e['queries']} questions one at a time, {e['texts']} passages "
+            f"in batches, {e['rounds']} interleaved rounds, medians)\n"
+        )
+        if "run" in e:
+            lines.append(f"Measured by `{e['run'].get('command')}` at {e['run'].get('date')}.\n")
+        lines.append(
+            "| encoder | query p50 ms | passages/s | cosine to float32 (mean / min) |\n|---|---|---|---|"
+        )
+        for name in ("torch int8", "onnx int8"):
+            m = e[name]
+            lines.append(
+                f"| {name} | {m['query_p50_ms_median']} | {m['batch_texts_per_s_median']} | "
+                f"{m['cos_to_fp32_mean']} / {m['cos_to_fp32_min']} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -446,6 +502,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small subsets, under a minute or two")
     parser.add_argument("--tune", action="store_true", help="tune fusion and reranker weights on train first")
     parser.add_argument("--numba-check", action="store_true", help="measure bm25s numba vs numpy backends")
+    parser.add_argument("--encoder-check", action="store_true", help="torch vs ONNX Runtime encoders")
     parser.add_argument("--keep-index", default=None, help="speed: build the legal index here, or reuse it")
     parser.add_argument("--out", default=None, help="results JSON name (default retrieval.json)")
     parser.add_argument(
@@ -460,13 +517,14 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     out_path = RESULTS / (args.out or ("retrieval_quick.json" if args.quick else "retrieval.json"))
     result: dict[str, Any] = json.loads(out_path.read_text()) if out_path.exists() else {}
-    for part in ("quality", "speed"):  # parts kept from an earlier run keep that run's command and date
+    # parts kept from an earlier run keep that run's command and date
+    for part in ("quality", "speed", "encoders"):
         if part in result and "run" not in result[part]:
             result[part]["run"] = {k: result[k] for k in ("date", "command") if k in result}
     if args.merge:
         # Parts measured by separate runs (quality and speed ran as two processes): keep each run's header.
         other = json.loads((RESULTS / args.merge).read_text())
-        for part in ("quality", "speed"):
+        for part in ("quality", "speed", "encoders"):
             if part in other:
                 result[part] = {
                     **other[part],
@@ -487,6 +545,8 @@ def main() -> None:
     )
     if args.numba_check:
         result["numba"] = numba_check()
+    if args.encoder_check:
+        result["encoders"] = encoder_check()
     with tempfile.TemporaryDirectory(prefix="aceh-bench-") as tmp:
         if args.part in ("quality", "all"):
             result["quality"] = quality(args.quick, args.tune, Path(tmp))

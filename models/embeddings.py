@@ -96,8 +96,9 @@ class SentenceTransformerEncoder(Encoder):
     with it, and the default 64 encodes about 2.3x faster than 128 (MiniLM's training length) with the same
     hybrid + rerank quality on the Indonesian QA benchmark (benchmarks/results/retrieval.md). ``quantize``
     (default: on for CPU) runs the Linear layers in dynamic int8: measured 1.3-2.7x faster on this CPU, with
-    the same retrieval quality. ONNX Runtime was measured too (int8 graph: no faster than torch int8 here),
-    so it is not a dependency. ``num_threads`` sets torch's intra-op threads.
+    the same retrieval quality. On the CPU the service runs the same model on ONNX Runtime instead
+    (models/onnx_encoder.py: faster and closer to float32); this class serves GPUs, models that runtime
+    cannot run, and ``runtime: torch``. ``num_threads`` sets torch's intra-op threads.
     sentence-transformers sorts each call's texts by length before batching, so padding stays small."""
 
     def __init__(

