@@ -491,6 +491,9 @@ def _markdown(result: dict[str, Any]) -> str:
                 f"| {name} | {m['query_p50_ms_median']} | {m['batch_texts_per_s_median']} | "
                 f"{m['cos_to_fp32_mean']} / {m['cos_to_fp32_min']} |"
             )
+    notes = RESULTS / "retrieval_notes.md"  # written by hand: what the tables mean, and their caveats
+    if notes.is_file():
+        lines.append("\n" + notes.read_text(encoding="utf-8").rstrip())
     return "\n".join(lines) + "\n"
 
 

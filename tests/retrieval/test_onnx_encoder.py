@@ -32,7 +32,7 @@ def encoder() -> OnnxEncoder:
 
 
 def _model_copy(tmp_path: Path, modules: list[dict] | None = None, pooling: dict | None = None) -> Path:
-    """The offline model's files linked into ``tmp_path``, with modules.json or the pooling config replaced."""
+    """The offline model's files linked into ``tmp_path``, modules.json or the pooling config replaced."""
     source = default_model_path()
     target = tmp_path / "model"
     (target / "1_Pooling").mkdir(parents=True)
@@ -114,7 +114,8 @@ def test_cache_key_follows_the_model_files(tmp_path: Path) -> None:
 
 def test_refuses_layouts_it_cannot_run(tmp_path: Path) -> None:
     modules = json.loads((default_model_path() / "modules.json").read_text())
-    dense = [*modules, {"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"}]
+    dense_layer = {"idx": 3, "name": "3", "path": "3_Dense", "type": "sentence_transformers.models.Dense"}
+    dense = [*modules, dense_layer]
     with pytest.raises(EncoderUnavailable, match="Dense; set retrieval.encoder.runtime to torch"):
         OnnxEncoder(_model_copy(tmp_path / "a", modules=dense))
     max_pooling = {"word_embedding_dimension": 384, "pooling_mode_max_tokens": True}
