@@ -29,6 +29,10 @@ import numpy as np
 
 from models.embeddings import DEFAULT_MAX_SEQ_LENGTH, Encoder, EncoderUnavailable, default_model_path
 
+# ONNX Runtime's Linux builds report usage to Microsoft and keep a device id on disk unless this is set
+# before the runtime starts; a government service sends nothing anywhere (an explicit setting is kept).
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 # Bump when the export or quantization changes the graph (the cache key and the encoder name follow).
 EXPORT_RECIPE = "opset17-int8-per-channel-v1"
 ONNX_OPSET = 17
@@ -208,7 +212,18 @@ class OnnxEncoder(Encoder):
         self._inputs = list(self._tokenizer.model_input_names)
         model_file = Path(cache_dir or default_cache_dir()) / f"{_model_key(path, quantize)}.onnx"
         if not model_file.exists():
-            _export(path, model_file, self._inputs, quantize)
+            try:
+                _export(path, model_file, self._inputs, quantize)
+            except OSError as exc:
+                raise EncoderUnavailable(
+                    f"cannot write the exported model to {model_file.parent} ({exc.strerror or exc}); "
+                    "point XDG_CACHE_HOME at a writable folder"
+                ) from None
+            except Exception as exc:  # the exporter and quantizer fail in many types on unusual models
+                raise EncoderUnavailable(
+                    f"the model at {path} could not be exported to ONNX ({type(exc).__name__}: {exc}); "
+                    "set retrieval.encoder.runtime to torch"
+                ) from None
         options = ort.SessionOptions()
         options.intra_op_num_threads = num_threads or _threads_from_env()
         options.inter_op_num_threads = 1

@@ -89,7 +89,7 @@ def test_export_is_cached_and_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
     with monkeypatch.context() as patch:
         patch.setattr(torch.onnx, "export", failing_export)
-        with pytest.raises(RuntimeError, match="exporter crashed"):
+        with pytest.raises(EncoderUnavailable, match="could not be exported .*exporter crashed.*to torch"):
             OnnxEncoder(cache_dir=cache)
     assert not list(cache.iterdir())  # no model file and no leftover work directory
 
@@ -100,6 +100,13 @@ def test_export_is_cached_and_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(onnx_encoder, "_export", failing_export)  # a second load must not export again
     second = OnnxEncoder(cache_dir=cache)
     assert np.array_equal(first.encode(TEXTS[:2]), second.encode(TEXTS[:2]))
+
+
+def test_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    with pytest.raises(EncoderUnavailable, match="cannot write the exported model to .*XDG_CACHE_HOME"):
+        OnnxEncoder(cache_dir=blocker / "onnx")
 
 
 def test_cache_key_follows_the_model_files(tmp_path: Path) -> None:
@@ -158,3 +165,20 @@ def test_threads_follow_omp_num_threads(monkeypatch: pytest.MonkeyPatch, encoder
     assert OnnxEncoder(num_threads=2)._session.get_session_options().intra_op_num_threads == 2
     monkeypatch.setenv("OMP_NUM_THREADS", "not-a-number")
     assert OnnxEncoder()._session.get_session_options().intra_op_num_threads == 0
+
+
+def test_onnx_runtime_telemetry_is_off(tmp_path: Path, encoder: OnnxEncoder) -> None:
+    """ONNX Runtime's Linux builds keep a device id under XDG_CACHE_HOME and report usage unless
+    ORT_DISABLE_TELEMETRY is set before the runtime starts; importing our encoder sets it."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    cache = str(onnx_encoder.default_cache_dir())
+    script = (
+        "from models.onnx_encoder import OnnxEncoder\n"
+        f"OnnxEncoder(cache_dir={cache!r}, num_threads=1).encode(['Pasal 5'])\n"
+    )
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True, timeout=120)
+    assert not (tmp_path / "Microsoft").exists()
