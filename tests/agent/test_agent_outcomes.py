@@ -4,11 +4,11 @@ tools that time out, fail, exceed the budget or return nothing."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from typing import Any
 
 import pytest
 
+from benchmarks.query_v2 import free_port
 from models.base import ModelTimeout, ModelUnavailable
 from serve_app.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
 from serve_app.refusals import REFUSAL_TEXTS
@@ -206,14 +206,8 @@ def test_scope_no_longer_indexed(retriever: FakeRetriever) -> None:
     assert_refusal(outcome, "source_scope_unavailable")
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_unreachable_live_source_with_nothing_else(retriever: FakeRetriever) -> None:
-    port = _closed_port()
+    port = free_port()
     portal = OpenDataTool(
         f"http://127.0.0.1:{port}", egress=EgressPolicy([f"127.0.0.1:{port}"]), enabled=True, timeout_s=1.0
     )
@@ -225,7 +219,7 @@ def test_unreachable_live_source_with_nothing_else(retriever: FakeRetriever) -> 
 
 
 def test_unreachable_live_source_says_so_when_documents_answer(retriever: FakeRetriever) -> None:
-    port = _closed_port()
+    port = free_port()
     portal = OpenDataTool(
         f"http://127.0.0.1:{port}", egress=EgressPolicy([f"127.0.0.1:{port}"]), enabled=True, timeout_s=1.0
     )

@@ -4,12 +4,12 @@ import asyncio
 import json
 import logging
 import math
-import socket
 import time
 from collections.abc import Iterator
 
 import pytest
 
+from benchmarks.query_v2 import free_port
 from models.base import ModelOutputError, ModelTimeout, ModelUnavailable
 from models.openai_engine import OpenAIEngine, first_token_label_probs
 from tests.models.openai_server import FakeOpenAIServer
@@ -266,9 +266,7 @@ def test_dropped_connection_is_retried_only_when_asked(server: FakeOpenAIServer)
 
 
 def test_nothing_listening_is_unavailable() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     engine = OpenAIEngine(base_url=f"http://127.0.0.1:{port}", model="m", max_retries=1)
     with pytest.raises(ModelUnavailable) as info:
         run(_generate(engine))

@@ -5,7 +5,6 @@ default configuration (every role inside each of two Ingress replicas)."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks.query_v2 import wait_healthy
+from benchmarks.query_v2 import free_port, wait_healthy
 from tests.conftest import API_KEY, make_config
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -32,12 +31,6 @@ VOLATILE = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 PLACEMENTS: dict[str, list[str] | None] = {"split": [], "default": None}  # None: as configs/default.yaml
 
 
@@ -50,7 +43,7 @@ def graph(
 
     from serve_app.serve_runner import start_serve
 
-    port = _free_port()
+    port = free_port()
     cfg = make_config(tmp_path_factory.mktemp("graph"), demo_index)
     colocate = PLACEMENTS[request.param]
     if colocate is not None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchmarks.query_v2 import wait_healthy
+from benchmarks.query_v2 import free_port, wait_healthy
 from tests.conftest import API_KEY, REPO
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -37,9 +36,7 @@ no_haproxy = pytest.mark.skipif(shutil.which("haproxy") is None, reason="HAProxy
 def test_serve_answers_and_stops_cleanly(
     demo_index: Path, tmp_path: Path, haproxy: bool, stop_signal: signal.Signals, to_group: bool
 ) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     config = tmp_path / "serve.yaml"
     text = (REPO / "configs" / "default.yaml").read_text(encoding="utf-8")
     if haproxy:
