@@ -8,7 +8,10 @@ dense, RRF hybrid and hybrid + rerank. ``--tune`` first picks the RRF k / dense 
 weights on a sample of the *train* split (coordinate ascent on MRR@10), then reports valid with them.
 speed: ingest of ../shared/data/indo_legal_corpus (throughput, index size, peak memory), then per-stage
 query latency (single and batched) against a naive peer (rank_bm25 + brute-force numpy cosine + the same
-RRF) on the same chunks and vectors. Writes benchmarks/results/retrieval.json and retrieval.md.
+RRF) on the same chunks and vectors. ``--encoder-check``: the torch and ONNX Runtime CPU encoders side by
+side. Writes benchmarks/results/retrieval.json and retrieval.md (with retrieval_notes.md appended).
+The encoder is the service's CPU default; ACEH_BENCH_RUNTIME=torch, ACEH_BENCH_SEQ=N and ACEH_BENCH_INT8=0
+change it for side-by-side experiments.
 """
 
 from __future__ import annotations
