@@ -39,6 +39,7 @@ test: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/mypy .
 
 schemas: install
 	$(BIN)/python -m serve_app.schema_export

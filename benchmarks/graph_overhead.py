@@ -283,9 +283,10 @@ def main(argv: list[str] | None = None) -> int:
     failures = sum(r["failures"] for r in rows)
     print(f"failures: {failures}")
     for baseline, table in (("in-process", ratios), ("in-process:http", http_ratios)):
-        for mode, by_level in table.items():
+        for mode, ratio_by_level in table.items():
             print(
-                f"{mode} p50 / {baseline} p50: " + ", ".join(f"{n} clients {v}x" for n, v in by_level.items())
+                f"{mode} p50 / {baseline} p50: "
+                + ", ".join(f"{n} clients {v}x" for n, v in ratio_by_level.items())
             )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

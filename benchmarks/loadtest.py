@@ -109,7 +109,8 @@ class Outcome:
 
 async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
     """(event, data) per complete frame; an unfinished frame at the end is not a frame (SSE rules)."""
-    event, data = "message", []
+    event = "message"
+    data: list[str] = []
     async for line in lines:
         if line == "":
             if data:
@@ -165,10 +166,10 @@ async def _stream(client: httpx.AsyncClient, route: str, payload: dict[str, Any]
         out.ok, out.error = False, "stream_extra_terminal"
     elif last_event == "error":
         try:
-            status = json.loads(last_data).get("status")
+            error_status = json.loads(last_data).get("status")
         except (ValueError, AttributeError):
-            status = None
-        out.ok, out.error = False, f"stream_error_{status}"
+            error_status = None
+        out.ok, out.error = False, f"stream_error_{error_status}"
     return out
 
 

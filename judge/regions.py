@@ -229,17 +229,18 @@ def _prose_regions(
             None if previous is None else _follows(view_text, figures, labels, previous, label_start, index)
         )
         if previous is not None and link is not None:
-            head = heads[index] = heads.get(previous, previous)
+            chain_head = heads[index] = heads.get(previous, previous)
             gap = (label_start, fig.start)
             if link == "change":  # "dari A pada 2022 menjadi B pada 2023": 2022 dates A, never B
-                dating[index] = tuple(dict.fromkeys(r for r in regions[head] + regions[index] if r != gap))
+                both = regions[chain_head] + regions[index]
+                dating[index] = tuple(dict.fromkeys(r for r in both if r != gap))
                 roles[index] = "to"
                 for start_figure in (previous, twin_of_digit.get(previous)):
                     if start_figure is not None:
                         dating[start_figure] = dating.get(start_figure, regions[previous]) + (gap,)
                         roles[start_figure] = "from"
-            regions[index] = tuple(dict.fromkeys(regions[head] + regions[index]))
-            labels[index] = labels[head]  # the same tuple: neither counts as the other's "other label"
+            regions[index] = tuple(dict.fromkeys(regions[chain_head] + regions[index]))
+            labels[index] = labels[chain_head]  # the same tuple: neither counts as the other's "other label"
         previous_index[sentence[0]] = index
         if index in twin_of_digit:
             regions[twin_of_digit[index]] = regions[index]

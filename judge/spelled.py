@@ -235,31 +235,31 @@ def find_spelled(text: str, *, words: frozenset[str] | None = None) -> list[Spel
             if not _GAP_RE.match(text, run[-1].end(), nxt.start()) or nxt.start() - run[-1].end() > 3:
                 break
             run.append(nxt)
-        words = [_canonical(m.group()) for m in run]
-        if words[0] in _CONNECTORS or words[0] in _DECIMAL_POINT:
+        run_words = [_canonical(m.group()) for m in run]
+        if run_words[0] in _CONNECTORS or run_words[0] in _DECIMAL_POINT:
             index += 1
             continue
-        parsed = parse_words(words)
+        parsed = parse_words(run_words)
         if parsed is None:
             index += 1
             continue
         value, quantum, scale, whole, consumed = parsed
         first, last = run[0], run[consumed - 1]
         index += consumed
-        if words[consumed - 1] in _CONNECTORS:
+        if run_words[consumed - 1] in _CONNECTORS:
             last = run[consumed - 2]
-        if consumed == 1 and words[0] in {"satu", "one"}:
+        if consumed == 1 and run_words[0] in {"satu", "one"}:
             continue  # "satu"/"one" alone is an article far more often than a count
         if _HYPHEN_AFTER.match(text, last.end()) or (
             first.start() > 1 and text[first.start() - 1] == "-" and text[first.start() - 2].isalpha()
         ):
             continue
-        if _IDIOM_BEFORE.search(text, max(0, first.start() - 8), first.start()) and words[0] in {
+        if _IDIOM_BEFORE.search(text, max(0, first.start() - 8), first.start()) and run_words[0] in {
             "satu",
             "one",
         }:
             continue
-        if _IDIOM_AFTER.match(text[last.end() : last.end() + 12]) and words[-1] in {"satu", "one"}:
+        if _IDIOM_AFTER.match(text[last.end() : last.end() + 12]) and run_words[-1] in {"satu", "one"}:
             continue
         found.append(SpelledNumber(value, first.start(), last.end(), quantum, scale, whole))
     return found

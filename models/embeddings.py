@@ -14,6 +14,7 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -89,6 +90,9 @@ DEFAULT_MAX_SEQ_LENGTH = 64
 DIRECT_MAX_TEXTS = 8
 
 
+_Model = TypeVar("_Model")
+
+
 class SentenceTransformerEncoder(Encoder):
     """A sentence-transformers model loaded from a local directory, never from the network.
 
@@ -134,11 +138,14 @@ class SentenceTransformerEncoder(Encoder):
             if device != "cpu":
                 raise EncoderUnavailable("int8 quantization is for the CPU encoder only")
             self._model = _quantize_int8(self._model)
-        self.dim = int(
+        dim = (
             self._model.get_embedding_dimension()
             if hasattr(self._model, "get_embedding_dimension")
             else self._model.get_sentence_embedding_dimension()
         )
+        if dim is None or self._model.max_seq_length is None:
+            raise EncoderUnavailable(f"the model at {path} states no embedding size or no length limit")
+        self.dim = int(dim)
         self.batch_size = batch_size
         self.max_seq_length = int(self._model.max_seq_length)
         model_name = path.name if path.name != "model" else path.parent.name
@@ -178,7 +185,7 @@ class SentenceTransformerEncoder(Encoder):
         return np.ascontiguousarray(embeddings.float().cpu().numpy(), dtype=np.float32)
 
 
-def _quantize_int8(model: object) -> object:
+def _quantize_int8(model: _Model) -> _Model:
     """Dynamic int8 quantization of the Linear layers (weights int8, activations quantized per batch):
     about 2.5x faster on CPU. torch marks this eager API deprecated in favour of torchao, which is not a
     dependency here; its deprecation warning is silenced for this one call."""

@@ -52,8 +52,9 @@ class DenseIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         dim = vectors.shape[1]
         if len(vectors) > hnsw_threshold:
-            index: faiss.Index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = ef_construction
+            hnsw = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efConstruction = ef_construction
+            index: faiss.Index = hnsw
         else:
             index = faiss.IndexFlatIP(dim)
         if len(vectors):

@@ -270,7 +270,7 @@ def _write_index(
                 }
                 for r in doc.cross_refs
             )
-            row = {
+            row: dict[str, Any] = {
                 "document_id": doc.document_id,
                 "source": source,
                 "sha256": doc.sha256,
@@ -365,10 +365,12 @@ def _vectors(
 ) -> np.ndarray:
     vectors = np.zeros((len(chunk_rows), encoder.dim), dtype=np.float32)
     missing: dict[str, list[int]] = {}
+    # Vectors of the previous index can be reused only when it was built by this encoder
+    old_keys, old_vectors = (old.keys, old.vectors) if old and old.vectors is not None else ({}, None)
     for i, row in enumerate(chunk_rows):
-        source_row = old.keys.get(row["key"]) if old and old.vectors is not None else None
-        if source_row is not None:
-            vectors[i] = old.vectors[source_row]  # type: ignore[index]
+        source_row = old_keys.get(row["key"])
+        if source_row is not None and old_vectors is not None:
+            vectors[i] = old_vectors[source_row]
         else:
             missing.setdefault(row["key"], []).append(i)
     order = sorted(missing, key=lambda key: len(texts[missing[key][0]]))

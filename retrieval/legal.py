@@ -113,8 +113,11 @@ class LegalRef:
         )
 
 
+_OCR_DIGITS = str.maketrans("OoIl", "0011")  # letters OCR reads for 0 and 1
+
+
 def _ocr_digits(value: str) -> str:
-    return value.translate(str.maketrans({"O": "0", "o": "0", "I": "1", "l": "1"}))
+    return value.translate(_OCR_DIGITS)
 
 
 def normalise_number(number: str | None) -> str | None:

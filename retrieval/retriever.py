@@ -205,13 +205,19 @@ class Retriever:
         dense_lists = self.dense.search(qvecs, depth, subset) if qvecs is not None else None
         results = []
         for i, query in enumerate(queries):
-            bm25_scores = self.lexical.scores(self.analyze(query)) if mode != "dense" else None
-            bm25_idx = top_k_idx = None
-            if bm25_scores is not None:
-                bm25_idx, _ = best_rows(bm25_scores, depth, subset)
-            dense_idx, dense_vals = dense_lists[i] if dense_lists is not None else (None, None)
+            if mode == "dense":
+                assert dense_lists is not None  # encoded above for every mode but bm25
+                dense_idx, dense_vals = dense_lists[i]
+                results.append(
+                    [
+                        self._hit(int(j), float(v), {"dense": {"rank": r + 1, "score": float(v)}}, provenance)
+                        for r, (j, v) in enumerate(zip(dense_idx[:top_k], dense_vals[:top_k]))
+                    ]
+                )
+                continue
+            bm25_scores = self.lexical.scores(self.analyze(query))
+            bm25_idx, _ = best_rows(bm25_scores, depth, subset)
             if mode == "bm25":
-                top_k_idx = bm25_idx[:top_k]
                 results.append(
                     [
                         self._hit(
@@ -220,18 +226,12 @@ class Retriever:
                             {"bm25": {"rank": r + 1, "score": float(bm25_scores[j])}},
                             provenance,
                         )
-                        for r, j in enumerate(top_k_idx)
+                        for r, j in enumerate(bm25_idx[:top_k])
                     ]
                 )
                 continue
-            if mode == "dense":
-                results.append(
-                    [
-                        self._hit(int(j), float(v), {"dense": {"rank": r + 1, "score": float(v)}}, provenance)
-                        for r, (j, v) in enumerate(zip(dense_idx[:top_k], dense_vals[:top_k]))
-                    ]
-                )
-                continue
+            assert qvecs is not None and dense_lists is not None
+            dense_idx = dense_lists[i][0]
             results.append(
                 self._hybrid(
                     query, qvecs[i], bm25_scores, bm25_idx, dense_idx, subset, top_k, provenance, rerank

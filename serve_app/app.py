@@ -101,8 +101,9 @@ class JudgePoolDeployment(_Component):
         cfg = AppConfig.model_validate(config)
         self.judge = factory.build_judge(cfg)
         self._judge_batch = judge_batch
-        self.judge_items.set_max_batch_size(cfg.judge.max_batch_size)
-        self.judge_items.set_batch_wait_timeout_s(cfg.judge.batch_wait_timeout_s)
+        # serve.batch adds these setters to the method at run time; its type hints do not show them
+        self.judge_items.set_max_batch_size(cfg.judge.max_batch_size)  # type: ignore[attr-defined]
+        self.judge_items.set_batch_wait_timeout_s(cfg.judge.batch_wait_timeout_s)  # type: ignore[attr-defined]
 
     @serve.batch(max_batch_size=32, batch_wait_timeout_s=0.005)
     async def judge_items(self, items: list[Any]) -> list[Any]:
@@ -309,7 +310,8 @@ def build_app(cfg: AppConfig) -> Application:
     annotator = bind("Annotator", AnnotatorDeployment, judge_pool)
     agent = bind("Agent", AgentDeployment, retriever)
     guard = bind("Guard", GuardDeployment)
-    return IngressDeployment.options(**opts("Ingress")).bind(
+    # serve.deployment turns the class into a Deployment, which mypy cannot see through the decorator
+    return IngressDeployment.options(**opts("Ingress")).bind(  # type: ignore[attr-defined]
         raw, guard, retriever, agent, annotator, judge_pool
     )
 

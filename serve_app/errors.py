@@ -6,6 +6,7 @@ message ever carries a model server's text or a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -105,7 +106,7 @@ class NotReady(ServiceError):
     detail = "Layanan belum siap."
 
 
-def validation_details(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def validation_details(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The failing fields of a pydantic error list, without input values or internals."""
     out = []
     for err in errors:

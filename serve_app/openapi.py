@@ -133,7 +133,7 @@ def _playground_op() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
-    models = [
+    models: list[type[BaseModel]] = [
         s.QueryRequest,
         s.QueryV2Request,
         s.PlaygroundRequest,

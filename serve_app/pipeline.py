@@ -19,7 +19,13 @@ from typing import Any, Literal
 from judge.prompt import PROMPT_TEMPLATE_VERSION as JUDGE_PROMPT_VERSION
 from retrieval.types import SearchHit
 from serve_app import errors
-from serve_app.annotate import Annotation, blocked_annotation, refusal_annotation, v1_gate
+from serve_app.annotate import (
+    V1_REFUSAL_REASON,
+    Annotation,
+    blocked_annotation,
+    refusal_annotation,
+    v1_gate,
+)
 from serve_app.auth import Principal
 from serve_app.budget import RequestBudget
 from serve_app.compose import compose
@@ -200,8 +206,9 @@ class Pipeline:
             conversation_texts=from_conversation_texts(messages, req.query),
             budget=budget,
         )
-        if getattr(annotation, "budget", None) is not None:
-            ctx.budget = budget = annotation.budget
+        spent = getattr(annotation, "budget", None)
+        if spent is not None:
+            ctx.budget = budget = spent
         answer = composed.answer
         v1 = None
         if route == "v1":
@@ -213,7 +220,8 @@ class Pipeline:
             ctx.blocked_category = verdict.category
             return await self._refusal(ctx, "policy_blocked", messages, before=annotation)
         if v1 is not None and v1.refused:
-            return await self._refusal(ctx, v1.reason, messages, before=annotation, v1_gate=v1)
+            reason = v1.reason or V1_REFUSAL_REASON
+            return await self._refusal(ctx, reason, messages, before=annotation, v1_gate=v1)
         return await self._publish(ctx, answer, annotation, messages, v1_gate=v1)
 
     # ------------------------------------------------------------------ pieces

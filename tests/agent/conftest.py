@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import time
+from typing import TypedDict
 
 import pytest
 
@@ -17,8 +18,17 @@ BUDGET_ROWS = [
 ]
 
 
+class IdentityKwargs(TypedDict):
+    """make_chunk's identity keywords, shared by all of one document's chunks."""
+
+    title: str
+    doc_type: str
+    number: str
+    year: int
+
+
 def corpus_chunks() -> list:
-    apba = dict(title="Qanun Aceh tentang APBA", doc_type="Qanun", number="1", year=2023)
+    apba: IdentityKwargs = dict(title="Qanun Aceh tentang APBA", doc_type="Qanun", number="1", year=2023)
     table_rows = "\n".join([BUDGET_HEADER, *BUDGET_ROWS])
     return [
         make_chunk("apba", 0, table_rows, context=BUDGET_HEADER, kind="table", **apba),

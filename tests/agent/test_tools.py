@@ -12,8 +12,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from sqlalchemy import create_engine, text
 
+from retrieval.types import Chunk
 from serve_app.agent import Agent, AgentRequest, ToolsConfig
-from serve_app.tools import LocalRetrieverPort, ToolContext
+from serve_app.tools import Evidence, LocalRetrieverPort, ToolContext
 from serve_app.tools_open_data import BpsTool, EgressPolicy, OpenDataTool
 from serve_app.tools_planner import Planner
 from serve_app.tools_search import SummarizeTool
@@ -26,6 +27,11 @@ from tests.agent.fakes import FakeRetriever, fake_find_references
 
 def ctx(retriever: FakeRetriever, query: str, **kwargs: Any) -> ToolContext:
     return ToolContext(retriever=LocalRetrieverPort(retriever), query=query, document_ids=None, **kwargs)
+
+
+def chunk_of(evidence: Evidence) -> Chunk:
+    assert evidence.chunk is not None
+    return evidence.chunk
 
 
 # ---------------------------------------------------------------- planner
@@ -78,7 +84,7 @@ def test_table_top_n_names_the_rows(retriever: FakeRetriever) -> None:
     lines = aggregate.text.splitlines()
     assert lines[1] == "1. Pekerjaan Umum: Rp2.400.000.000.000 (sekitar Rp2,4 triliun)"
     assert lines[2].startswith("2. Pendidikan: Rp1.250.000.000.000")
-    assert [e.chunk.chunk_id for e in result.evidence[1:]] == ["apba-c0"]
+    assert [chunk_of(e).chunk_id for e in result.evidence[1:]] == ["apba-c0"]
 
 
 def test_table_compare_reports_both_sums_and_the_difference(retriever: FakeRetriever) -> None:
@@ -98,7 +104,7 @@ def test_summarize_keeps_what_fits_in_document_order(retriever: FakeRetriever) -
     tool = SummarizeTool()
     small = ctx(retriever, "persetujuan internasional DPRA", token_room=60)
     result = asyncio.run(tool.run({"document_id": "uu-11-2006"}, small))
-    assert [e.chunk.ordinal for e in result.evidence] == [1]  # the chunk the question points at
+    assert [chunk_of(e).ordinal for e in result.evidence] == [1]  # the chunk the question points at
     scoped = ToolContext(LocalRetrieverPort(retriever), "x", document_ids=frozenset({"apba"}))
     assert asyncio.run(tool.run({"document_id": "uu-11-2006"}, scoped)).status == "out_of_scope"
 

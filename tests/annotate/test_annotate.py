@@ -189,6 +189,7 @@ def test_judge_slower_than_the_deadline_gives_deadline_returned_batches_keep_the
     assert _verdicts(ann) == [(SUPPORTED, "supported", None), (RISE, "unverified", "deadline")]
     assert ann.faithfulness["judge_status"] == "unavailable"
     assert ann.faithfulness["unverified_reasons"]["deadline"] == 1
+    assert ann.budget is not None
     assert sorted((r.ok, r.error) for r in ann.budget.records) == [(False, "timeout"), (True, None)]
 
 
@@ -208,6 +209,7 @@ def test_deadline_already_passed_sends_nothing() -> None:
     _, ann = annotate(
         Annotator(judge.judge, StaticFraming([False])), SEED, [P1], budget=make_budget(deadline_s=-1.0)
     )
+    assert ann.budget is not None
     assert judge.calls == [] and ann.budget.records == []
     assert [c["unverified_reason"] for c in ann.claims] == ["deadline", "deadline"]
 
@@ -271,6 +273,7 @@ def test_recheck_disputing_gives_disputed() -> None:
     assert ann.faithfulness["unverified_reasons"]["disputed"] == 1
     assert ann.faithfulness["judge_status"] == "unavailable"
     assert ann.faithfulness["verification"] == "partial"
+    assert ann.budget is not None
     assert [r.role for r in ann.budget.records] == ["judge"] * 3  # two first-pass items and one re-check
 
 

@@ -191,4 +191,5 @@ def test_nothing_unverified_ever_looks_supported(
         if first[position] in ("maybe", "raise") or claim["text"] not in first_pass_ids:
             assert claim["verdict"] == "unverified"
     assert ann.faithfulness["framing_check"] == ("unavailable" if framing_fails else "complete")
+    assert ann.budget is not None
     assert len(ann.budget.records) <= calls

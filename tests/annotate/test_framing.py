@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from models.base import ModelTimeout, ModelUnavailable
+from models.base import ModelError, ModelTimeout, ModelUnavailable
 from serve_app.annotate import Annotator
 from serve_app.framing import EmbeddedFramingChecker, FramingCheckError, LLMFramingChecker, framing_messages
 from serve_app.refusals import (
@@ -128,7 +128,7 @@ def test_llm_checker_unusable_answers_raise(engine: FakeEngine) -> None:
 
 
 @pytest.mark.parametrize("error", [ModelTimeout(), ModelUnavailable()])
-def test_llm_checker_engine_errors_are_charged_and_raised(error: Exception) -> None:
+def test_llm_checker_engine_errors_are_charged_and_raised(error: ModelError) -> None:
     budget = make_budget()
     with pytest.raises(type(error)):
         asyncio.run(LLMFramingChecker(FakeEngine(error=error)).check(QUERY, ["a"], [], budget))

@@ -182,6 +182,8 @@ def test_open_loop_json_counts_errors_verification_and_percentiles(mimic: tuple[
     assert m.verification == {"full": want["full"] + want["slow"], "partial": want["partial"],
                               "none": want["none"] + want["fallback"]}
     assert m.fallback_used == want["fallback"] and m.fallback_reasons == {FALLBACK: want["fallback"]}
+    assert m.p50_latency_ms is not None and m.p95_latency_ms is not None and m.p99_latency_ms is not None
+    assert m.max_latency_ms is not None and m.slo_attainment is not None
     assert 10 <= m.p50_latency_ms <= m.p95_latency_ms <= m.p99_latency_ms <= m.max_latency_ms
     assert m.max_latency_ms >= 400  # the slow answers
     within = round(m.slo_attainment * m.sent)
@@ -216,7 +218,7 @@ def test_cap_timeout_auth_and_connection_errors(mimic: tuple[str, Mimic]) -> Non
     capped = asyncio.run(run_open_loop(url, API_KEY, ["medium"], rate=30, duration=0.3, seed=1,
                                        concurrency_cap=1, timeout=5))
     assert capped.sent >= 3 and capped.completed == capped.sent
-    assert capped.cap_waits >= 1 and capped.p95_wait_ms > 0
+    assert capped.cap_waits >= 1 and capped.p95_wait_ms is not None and capped.p95_wait_ms > 0
     hung = asyncio.run(run_closed_loop(url, API_KEY, ["hang", "full"], 2, 2, "/query/v2", timeout=0.5))
     assert hung["errors"] == {"timeout": 1} and hung["completed"] == 1
     denied = asyncio.run(run_closed_loop(url, "wrong", ["full"], 1, 2, "/query/v2"))

@@ -43,7 +43,7 @@ def _append_text(body: dict[str, Any]) -> None:
     body["answer"] += " Teks tanpa rentang."
 
 
-BODY_BREAKS: dict[str, Callable[[dict[str, Any]], None]] = {
+BODY_BREAKS: dict[str, Callable[[dict[str, Any]], object]] = {
     "schema": _set("schema", "annotate-v1"),
     "offset shifted": _shift_claim,
     "utf16 differs": _set("claims.0.end_utf16", 10_000),

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import pytest
 
@@ -116,6 +117,7 @@ def test_from_config_and_errors() -> None:
     )
     assert limiter.check("x") is None and limiter.check("x") == pytest.approx(10.0)
     assert limiter.limit_for("admin-1") == RateLimit(2, 60.0)
+    bad: Mapping[str, object]
     for bad in ({"default": {"requests": 0}}, {"default": {"per_seconds": 5}}, {"default": {"rps": 5}},
                 {"default": [1]}, {"keys": []}):
         with pytest.raises(ValueError):

@@ -34,7 +34,9 @@ def item(
     context: str = "",
     deadline: float | None = None,
 ) -> JudgeItem:
-    ident = identity if identity is not None else {"title": "Qanun Anggaran", "year": 2023}
+    ident: dict[str, str | int | None] = (
+        identity if identity is not None else {"title": "Qanun Anggaran", "year": 2023}
+    )
     return JudgeItem(item_id, claim, (JudgePassage(key, passage, ident),), context=context, deadline=deadline)
 
 

@@ -18,7 +18,7 @@ from judge.prompt import (
 from judge.types import JudgeItem, JudgePassage
 
 QUESTION = "Berapa anggaran pendidikan Aceh tahun 2023?"
-LEGAL = {
+LEGAL: dict[str, str | int | None] = {
     "title": "Qanun Aceh tentang APBA",
     "type": "Qanun",
     "number": "1",
@@ -64,7 +64,7 @@ def test_prompt_shows_identity_and_context_never_the_question() -> None:
 
 
 def test_portal_identity_is_shown() -> None:
-    passage = JudgePassage("T1", "Realisasi 2023: 871.667.219.294", PORTAL)
+    passage = JudgePassage("T1", "Realisasi 2023: 871.667.219.294", dict(PORTAL))
     prompt = build_prompt(JudgeItem("c", "Realisasi Rp871,67 miliar.", (passage,)))
     for value in PORTAL.values():
         assert value in prompt

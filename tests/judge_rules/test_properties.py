@@ -126,7 +126,7 @@ def test_references_are_never_quantities(word: str, number: int) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=200))
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=200))
 def test_extraction_never_fails_and_spans_are_exact(text: str) -> None:
     for figure in extract_figures(text):
         assert 0 <= figure.start < figure.end <= len(text)

@@ -50,6 +50,7 @@ class FakeOpenAIServer:
     @property
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address: (host, port)
         return f"http://{host}:{port}"
 
     def __enter__(self) -> FakeOpenAIServer:

@@ -25,6 +25,7 @@ def test_a_named_article_ranks_first(retriever: Retriever, query: str) -> None:
     top = hits[0].chunk
     assert top.source == "uu/uu_11_2006.md"
     assert top.section_path[-1] == "Pasal 183" and top.text.startswith("Pasal 183")
+    assert top.legal_reference is not None
     assert top.legal_reference.startswith("Undang-Undang Nomor 11 Tahun 2006, Pasal 183 ayat (1)")
     assert hits[0].score >= hits[-1].score
 
@@ -32,8 +33,8 @@ def test_a_named_article_ranks_first(retriever: Retriever, query: str) -> None:
 def test_article_and_ayat_lookup(retriever: Retriever) -> None:
     ref = find_references("Pasal 183 ayat (2) UU 11/2006")[0]
     chunks = retriever.lookup_article(ref)
-    assert chunks and all("Pasal 183" in c.legal_reference for c in chunks)
-    assert all("Penjelasan" not in c.legal_reference for c in chunks)
+    assert chunks and all(c.legal_reference is not None and "Pasal 183" in c.legal_reference for c in chunks)
+    assert all(c.legal_reference is not None and "Penjelasan" not in c.legal_reference for c in chunks)
     assert retriever.lookup_article(find_references("Pasal 999 UU 11/2006")[0]) == []
     qanun = find_references("Qanun Aceh Nomor 1 Tahun 2023 Pasal 6")[0]
     assert [c.section_path for c in retriever.lookup_article(qanun)] == [("BAB II", "Pasal 6")]

@@ -61,7 +61,8 @@ def test_sqlite_runs_in_wal_mode(store: Store, backend: Backend) -> None:
         pytest.skip("SQLite only")
     with store.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
+        busy_timeout = conn.exec_driver_sql("PRAGMA busy_timeout").scalar()
+        assert busy_timeout is not None and busy_timeout >= 5000
 
 
 def test_conversations_belong_to_their_owner(store: Store) -> None:
@@ -73,7 +74,7 @@ def test_conversations_belong_to_their_owner(store: Store) -> None:
     assert store.get_conversation(cid, "iss|bob") is None
     assert store.get_conversation("no-such-id", "iss|alice") is None
     assert store.read_conversation(cid, "iss|bob") is None
-    empty = {"conversation_id": cid, "route": None, "messages": []}
+    empty: dict[str, Any] = {"conversation_id": cid, "route": None, "messages": []}
     assert store.read_conversation(cid, "iss|alice") == empty
     with pytest.raises(NotFoundError) as excinfo:
         store.append_exchange(cid, "iss|bob", "v2", "q", v2_body("a"))
@@ -259,7 +260,7 @@ def test_rate_limit_counts_exactly_under_contention(store: Store) -> None:
 def _all_stored_text(store: Store) -> str:
     meta = MetaData()
     meta.reflect(store.engine)
-    dump = []
+    dump: list[str] = []
     with store.engine.connect() as conn:
         for table in meta.sorted_tables:
             for row in conn.execute(select(table)):
