@@ -22,6 +22,7 @@ import random
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from benchmarks.judge_dev_claims import amount_notations, amount_perturbations, full
 from benchmarks.judge_dev_common import add_item, split_of
@@ -39,8 +40,8 @@ def data_dir() -> Path:
 # --- APBA 2025 line items ------------------------------------------------------------
 
 
-def _apba_windows(csv_path: Path, rng: random.Random, groups: int) -> list[tuple[str, list[dict]]]:
-    by_skpd: dict[str, list[dict]] = {}
+def _apba_windows(csv_path: Path, rng: random.Random, groups: int) -> list[tuple[str, list[dict[str, Any]]]]:
+    by_skpd: dict[str, list[dict[str, Any]]] = {}
     with csv_path.open(encoding="utf-8-sig") as handle:
         for row in csv.DictReader(handle):
             if float(row["jumlah_rp"] or 0) >= 1000 and row["uraian"].strip():
@@ -55,7 +56,7 @@ def _apba_windows(csv_path: Path, rng: random.Random, groups: int) -> list[tuple
     return windows[:groups]
 
 
-def _render_apba(skpd: str, rows: list[dict], table: bool) -> str:
+def _render_apba(skpd: str, rows: list[dict[str, Any]], table: bool) -> str:
     if table:
         lines = [
             f"Lampiran II APBA {APBA_YEAR} — {skpd}",
@@ -70,12 +71,12 @@ def _render_apba(skpd: str, rows: list[dict], table: bool) -> str:
     return " ".join(parts)
 
 
-def _rupiah(row: dict) -> str:
+def _rupiah(row: dict[str, Any]) -> str:
     return full(Decimal(row["jumlah_rp"]).to_integral_value(), cents=True)
 
 
-def apba_items(csv_path: Path, rng: random.Random, groups: int) -> list[dict]:
-    items: list[dict] = []
+def apba_items(csv_path: Path, rng: random.Random, groups: int) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
     windows = _apba_windows(csv_path, rng, groups * 3)
     foreign_pool = [row["uraian"] for _, rows in windows[groups:] for row in rows]
     for number, (skpd, rows) in enumerate(windows[:groups]):
@@ -170,7 +171,7 @@ def apba_items(csv_path: Path, rng: random.Random, groups: int) -> list[dict]:
     return items
 
 
-def build(root: Path, *, seed: int = 13, quick: bool = False) -> list[dict]:
+def build(root: Path, *, seed: int = 13, quick: bool = False) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     items = apba_items(root / "apba_aceh_2025" / "MASTER_01_RINCIAN_APBD.csv", rng, 60 if quick else 400)
     items += legal_items(root / "indo_legal_corpus", rng, 80 if quick else 700)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 
 def split_of(document: str) -> str:
@@ -11,8 +12,8 @@ def split_of(document: str) -> str:
 
 
 def add_item(
-    items: list[dict],
-    base: dict,
+    items: list[dict[str, Any]],
+    base: dict[str, Any],
     claim: str,
     label: str,
     perturbation: str,

@@ -8,6 +8,7 @@ import random
 import re
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from benchmarks.judge_dev_claims import (
     FLIP_BOUNDS,
@@ -21,8 +22,9 @@ from benchmarks.judge_dev_claims import (
     percent_notations,
 )
 from benchmarks.judge_dev_common import add_item, split_of
+from judge.figure import Figure
 from judge.numbers import PERIOD_KINDS, figures_equal
-from judge.textunits import _sentences, build_view
+from judge.textunits import TextView, _sentences, build_view
 
 COUNT_UNITS = {
     "tahun",
@@ -121,7 +123,7 @@ def _passages(text: str, rng: random.Random, per_doc: int) -> list[str]:
     return out
 
 
-def _label(view, figure_index: int) -> str | None:
+def _label(view: TextView, figure_index: int) -> str | None:
     ranges = view.neighbourhood(figure_index)
     if not ranges:
         return None
@@ -140,7 +142,9 @@ def _label(view, figure_index: int) -> str | None:
     return label[0].upper() + label[1:]
 
 
-def _figure_claims(fig, rng: random.Random, refs: list[str], others: set[Decimal]) -> tuple[dict, dict]:
+def _figure_claims(
+    fig: Figure, rng: random.Random, refs: list[str], others: set[Decimal]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(supported notations, perturbations) for one statute figure; empty when the figure is not usable."""
     if fig.kind == "amount" and fig.unit == "IDR" and fig.value >= 10**6:
         notes = amount_notations(fig.value)
@@ -174,7 +178,7 @@ def _figure_claims(fig, rng: random.Random, refs: list[str], others: set[Decimal
     return {}, {}
 
 
-def legal_items(corpus: Path, rng: random.Random, groups: int) -> list[dict]:
+def legal_items(corpus: Path, rng: random.Random, groups: int) -> list[dict[str, Any]]:
     with (corpus / "manifest.tsv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
     demo_lines = (corpus / "demo_subset.txt").read_text(encoding="utf-8").splitlines()
@@ -183,7 +187,7 @@ def legal_items(corpus: Path, rng: random.Random, groups: int) -> list[dict]:
     rest = [r for r in rows if r not in chosen]
     chosen += rng.sample(rest, min(len(rest), 200))
     rng.shuffle(chosen)
-    items: list[dict] = []
+    items: list[dict[str, Any]] = []
     foreign_labels: list[str] = []
     made = 0
     for row in chosen:
@@ -231,7 +235,7 @@ def legal_items(corpus: Path, rng: random.Random, groups: int) -> list[dict]:
     return items
 
 
-def _is_twin(view, index: int) -> bool:
+def _is_twin(view: TextView, index: int) -> bool:
     fig = view.figures[index]
     return (
         fig.spelled
@@ -240,7 +244,18 @@ def _is_twin(view, index: int) -> bool:
     )
 
 
-def _legal_structural(items, base, view, index, label, note, ta, foreign_labels, passage, rng) -> None:
+def _legal_structural(
+    items: list[dict[str, Any]],
+    base: dict[str, Any],
+    view: TextView,
+    index: int,
+    label: str,
+    note: str,
+    ta: re.Match[str] | None,
+    foreign_labels: list[str],
+    passage: str,
+    rng: random.Random,
+) -> None:
     low = label.lower()
     for phrase, flipped in FLIP_BOUNDS.items():
         if re.search(rf"\b{re.escape(phrase)}\b", low):

@@ -350,7 +350,8 @@ async def _measure(handle: Any, judge: Any, cfg: Any, workloads: dict[str, Workl
         return await judge_batch(judge, items)
 
     async def ray_call(items: list[JudgeItem]) -> list[JudgeResult]:
-        return await handle.judge_many.remote(items)
+        results: list[JudgeResult] = await handle.judge_many.remote(items)
+        return results
 
     for name, workload in workloads.items():
         for call in (direct, ray_call):

@@ -56,7 +56,7 @@ EXPECTED = {
 LENIENT_RATIO = 0.34
 
 
-def _passages(item: dict) -> tuple[JudgePassage, ...]:
+def _passages(item: dict[str, Any]) -> tuple[JudgePassage, ...]:
     return tuple(JudgePassage(p["key"], p["text"], p["identity"]) for p in item["passages"])
 
 
@@ -66,14 +66,14 @@ def _balanced(pos_hit: int, pos: int, neg_hit: int, neg: int) -> float | None:
     return round((pos_hit / pos + neg_hit / neg) / 2, 4)
 
 
-def evaluate_dev(items: list[dict]) -> dict[str, Any]:
+def evaluate_dev(items: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for split in ("dev", "heldout"):
         chosen = [i for i in items if i["split"] == split]
         supported = [i for i in chosen if i["label"] == "supported"]
         verdicts = {i["id"]: check_claim(i["claim"], _passages(i), context=i["context"]) for i in chosen}
         sup_hit = sum(verdicts[i["id"]].verdict == "supported" for i in supported)
-        by_type: dict[str, list[dict]] = defaultdict(list)
+        by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for item in chosen:
             if item["label"] == "unsupported":
                 by_type[item["perturbation"]].append(item)
@@ -189,7 +189,7 @@ class _GcClock:
         gc.callbacks.remove(self._callback)
 
 
-def measure_speed(items: list[dict], runs: int) -> dict[str, Any]:
+def measure_speed(items: list[dict[str, Any]], runs: int) -> dict[str, Any]:
     """Pairs per second of CPU time on one core, for passages of 200-400 characters (about 300)."""
     pairs = [
         (i["claim"], _passages(i), i["context"])
@@ -244,7 +244,7 @@ _WORKER = (
 )
 
 
-def compare_speed(items: list[dict], ref: str, rounds: int, runs: int) -> dict[str, Any]:
+def compare_speed(items: list[dict[str, Any]], ref: str, rounds: int, runs: int) -> dict[str, Any]:
     """Speed of judge/ at git revision ``ref`` ("before") and in the working tree ("after"), side by side:
     each measured in fresh processes, alternating, on the same pairs."""
     command = ["git", "-C", str(ROOT), "archive", ref, "judge"]  # reads the revision; touches no git state

@@ -340,7 +340,7 @@ async def run_open_loop(url: str, api_key: str, questions: list[str], *, rate: f
 
 async def run_closed_loop(url: str, api_key: str, questions: list[str], clients: int, requests: int,
                           route: str, token: str | None = None, *, timeout: float = 60.0,
-                          slo_ms: float = 600.0) -> dict:
+                          slo_ms: float = 600.0) -> dict[str, Any]:
     """``clients`` clients send ``requests`` requests in all, each waiting for its previous answer."""
     _check_route(route)
     headers = _headers(api_key, token)

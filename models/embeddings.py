@@ -40,7 +40,8 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return vectors / norms
+    unit: np.ndarray = vectors / norms
+    return unit
 
 
 class HashingEncoder(Encoder):
@@ -155,7 +156,7 @@ class SentenceTransformerEncoder(Encoder):
         self._preprocess = getattr(self._model, "preprocess", None) or self._model.tokenize
         self._lock = threading.Lock()  # one forward pass at a time: torch already uses every thread
 
-    def encode(self, texts: list[str], *, batch_size: int | None = None) -> np.ndarray:  # type: ignore[override]
+    def encode(self, texts: list[str], *, batch_size: int | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
@@ -195,4 +196,6 @@ def _quantize_int8(model: _Model) -> _Model:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        linear = {torch.nn.Linear}
+        quantized: _Model = torch.ao.quantization.quantize_dynamic(model, linear, dtype=torch.qint8)
+        return quantized

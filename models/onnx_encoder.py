@@ -127,7 +127,8 @@ def _export(path: Path, target: Path, input_names: list[str], quantize: bool) ->
             self.model = model
 
         def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-            return self.model(**dict(zip(input_names, inputs))).last_hidden_state
+            hidden: torch.Tensor = self.model(**dict(zip(input_names, inputs))).last_hidden_state
+            return hidden
 
     # A tiny all-ones sample: the graph keeps batch and length dynamic, and the tracer's warnings about
     # Python-level branches concern padding checks that equal-length inputs always pass the same way
@@ -238,7 +239,7 @@ class OnnxEncoder(Encoder):
         self.name = name or f"onnx:{model_name}:L{self.max_seq_length}{precision}{recipe}"
         self._lock = threading.Lock()  # one run at a time: the session already uses every thread
 
-    def encode(self, texts: list[str], *, batch_size: int | None = None) -> np.ndarray:  # type: ignore[override]
+    def encode(self, texts: list[str], *, batch_size: int | None = None) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         size = batch_size or self.batch_size
         # Shortest first, so each batch pads little (what sentence-transformers does too)

@@ -99,4 +99,5 @@ class DenseIndex:
     def similarity(self, query: np.ndarray, rows: np.ndarray) -> np.ndarray:
         if rows.size == 0:
             return np.zeros(0, dtype=np.float32)
-        return (np.asarray(self.vectors[rows]) @ query).astype(np.float32)
+        sims: np.ndarray = (np.asarray(self.vectors[rows]) @ query).astype(np.float32)
+        return sims

@@ -126,7 +126,7 @@ def read_manifest(index_dir: Path) -> dict[str, Any]:
     if not path.is_file():
         raise IndexMissingError(f"no retrieval index at {index_dir}; run `aceh-rag ingest` first")
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         raise IncompatibleIndexError(f"the index manifest at {path} is unreadable; re-run ingest") from None
     if manifest.get("format_version") != FORMAT_VERSION:

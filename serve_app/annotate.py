@@ -70,7 +70,8 @@ class Annotation:
 
     @property
     def grounding_rate(self) -> float | None:
-        return self.faithfulness["grounding"]["grounding_rate"]
+        rate = self.faithfulness["grounding"]["grounding_rate"]
+        return None if rate is None else float(rate)
 
 
 def unlocated_pieces(answer: str, covered: Sequence[tuple[int, int]]) -> int:

@@ -311,9 +311,10 @@ def build_app(cfg: AppConfig) -> Application:
     agent = bind("Agent", AgentDeployment, retriever)
     guard = bind("Guard", GuardDeployment)
     # serve.deployment turns the class into a Deployment, which mypy cannot see through the decorator
-    return IngressDeployment.options(**opts("Ingress")).bind(  # type: ignore[attr-defined]
+    app: Application = IngressDeployment.options(**opts("Ingress")).bind(  # type: ignore[attr-defined]
         raw, guard, retriever, agent, annotator, judge_pool
     )
+    return app
 
 
 def app_builder(args: dict[str, Any]) -> Application:

@@ -7,10 +7,13 @@ import contextlib
 import functools
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judge.types import JudgeItem, JudgeResult
 from serve_app.config import AppConfig, ConfigError, EngineConfig
+
+if TYPE_CHECKING:  # imported lazily at run time: each builder loads only what its role needs
+    from serve_app.guard import GuardService
 
 JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
 
@@ -293,7 +296,7 @@ def build_store(cfg: AppConfig) -> Any:
     return store
 
 
-def build_guard(cfg: AppConfig, *, store: Any, processes: int = 1) -> Any:
+def build_guard(cfg: AppConfig, *, store: Any, processes: int = 1) -> GuardService:
     """``processes``: how many guard processes share the traffic (each keeps its share of the rate limits)."""
     from serve_app.auth import Authenticator
     from serve_app.guard import GuardService

@@ -201,12 +201,12 @@ def single_referenced_document(messages: list[dict[str, Any]], query: str) -> st
     normalized = " ".join(_WORD.findall(query.lower()))
     named = [d["document_id"] for d in earlier.values() if _names(normalized, d)]
     if len(named) == 1:
-        return named[0]
+        return str(named[0])
     if named:
         return None  # several documents named: nothing single to read whole
     previous = _supported_documents(_body(pairs[-1][1]))
     if len(previous) == 1 and _BACK_REFERENCES.intersection(normalized.split()):
-        return previous[0]["document_id"]
+        return str(previous[0]["document_id"])
     return None
 
 

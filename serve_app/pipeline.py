@@ -249,7 +249,12 @@ class Pipeline:
         )
 
     def _agent_request(
-        self, req: QueryRequest, route: Route, scope: Scope, turns: list[dict[str, str]], messages: list[dict]
+        self,
+        req: QueryRequest,
+        route: Route,
+        scope: Scope,
+        turns: list[dict[str, str]],
+        messages: list[dict[str, Any]],
     ) -> Any:
         from serve_app.agent import AgentRequest
 

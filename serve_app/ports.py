@@ -44,7 +44,7 @@ class RemoteAgent:
         self._handle = handle
 
     async def run(
-        self, req: Any, *, budget: Any, on_event: Callable[[dict], Awaitable[None]] | None = None
+        self, req: Any, *, budget: Any, on_event: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     ) -> Any:
         if on_event is None:
             outcome, remote_budget = await self._handle.run.remote(req, budget)

@@ -339,7 +339,7 @@ class TraceEvent(WireModel):
 
 
 class CitationEvent(Citation):
-    citation_key: str  # type: ignore[assignment]
+    citation_key: str
 
 
 class PassageEvent(WireModel):

@@ -5,8 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from retrieval.retriever import Retriever
+    from serve_app.config import AppConfig
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -19,7 +24,7 @@ SHARED_DATA = Path(os.environ.get("ACEH_SHARED_DATA", REPO.parent / "shared" / "
 API_KEY = "test-key"
 
 
-def make_config(tmp: Path, index_dir: Path, **overrides: object):  # noqa: ANN201 - AppConfig
+def make_config(tmp: Path, index_dir: Path, **overrides: object) -> AppConfig:
     from serve_app.config import load_config
 
     env = {
@@ -44,19 +49,20 @@ def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def demo_retriever(demo_index: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+def demo_retriever(demo_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Retriever:
     from serve_app import factory
 
-    return factory.build_retriever(make_config(tmp_path_factory.mktemp("r"), demo_index))
+    retriever: Retriever = factory.build_retriever(make_config(tmp_path_factory.mktemp("r"), demo_index))
+    return retriever
 
 
 @pytest.fixture()
-def app_config(tmp_path: Path, demo_index: Path):  # noqa: ANN201
+def app_config(tmp_path: Path, demo_index: Path) -> AppConfig:
     return make_config(tmp_path, demo_index)
 
 
 @pytest.fixture()
-def pipeline(app_config, demo_retriever) -> Iterator[object]:  # noqa: ANN001
+def pipeline(app_config: AppConfig, demo_retriever: Retriever) -> Iterator[object]:
     from serve_app import factory
 
     yield factory.build_inprocess(app_config, retriever=demo_retriever)

@@ -5,6 +5,7 @@ from typing import TypedDict
 
 import pytest
 
+from retrieval.types import Chunk
 from serve_app.budget import RequestBudget
 from tests.agent.fakes import FakeRetriever, FakeTable, make_chunk
 
@@ -27,7 +28,7 @@ class IdentityKwargs(TypedDict):
     year: int
 
 
-def corpus_chunks() -> list:
+def corpus_chunks() -> list[Chunk]:
     apba: IdentityKwargs = dict(title="Qanun Aceh tentang APBA", doc_type="Qanun", number="1", year=2023)
     table_rows = "\n".join([BUDGET_HEADER, *BUDGET_ROWS])
     return [
@@ -105,7 +106,9 @@ def retriever() -> FakeRetriever:
     )
 
 
-def make_budget(*, deadline_s: float = 20.0, calls: int = 64, context: int = 12000, share: float = 0.35):
+def make_budget(
+    *, deadline_s: float = 20.0, calls: int = 64, context: int = 12000, share: float = 0.35
+) -> RequestBudget:
     return RequestBudget(
         deadline=time.time() + deadline_s, model_calls=calls, context_tokens=context, judge_share=share
     )

@@ -3,9 +3,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from serve_app.agent import Agent, AgentRequest, ToolsConfig
+from retrieval.types import Chunk
+from serve_app.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
 from serve_app.compose import compose
 from serve_app.refusals import LEAD_IN_FRAMING, NOT_FOUND_FRAMING, SUMMARY_LEAD_IN
+from serve_app.segments import Passage
 from serve_app.tools import LocalRetrieverPort
 from serve_app.writer_embedded import EmbeddedWriter, split_units
 from tests.agent.conftest import BUDGET_HEADER, make_budget
@@ -17,15 +19,20 @@ def make_agent(retriever: FakeRetriever, **kwargs: Any) -> Agent:
     return Agent(LocalRetrieverPort(retriever), EmbeddedWriter(), tools=tools, **kwargs)
 
 
-def run(agent: Agent, query: str, **kwargs: Any):
+def run(agent: Agent, query: str, **kwargs: Any) -> tuple[AgentOutcome, list[dict[str, Any]]]:
     budget = kwargs.pop("budget", None) or make_budget()
-    events: list[dict] = []
+    events: list[dict[str, Any]] = []
 
-    async def sink(event: dict) -> None:
+    async def sink(event: dict[str, Any]) -> None:
         events.append(event)
 
     outcome = asyncio.run(agent.run(AgentRequest(query=query, **kwargs), budget=budget, on_event=sink))
     return outcome, events
+
+
+def chunk_of(passage: Passage) -> Chunk:
+    assert passage.chunk is not None
+    return passage.chunk
 
 
 def test_budget_question_answers_with_the_verbatim_row(retriever: FakeRetriever) -> None:
@@ -66,7 +73,7 @@ def test_nothing_relevant_gives_the_not_found_framing(retriever: FakeRetriever) 
 def test_legal_check_reads_the_named_article(retriever: FakeRetriever) -> None:
     outcome, events = run(make_agent(retriever), "Apa isi Pasal 7 UU 11/2006?")
     assert outcome.tool == "legal_check"
-    assert [p.chunk.chunk_id for p in outcome.passages.values()] == ["uu-11-2006-c0"]
+    assert [chunk_of(p).chunk_id for p in outcome.passages.values()] == ["uu-11-2006-c0"]
     assert events[0]["data"]["arguments"]["ref"]["pasal"] == "7"
 
 
@@ -75,13 +82,13 @@ def test_cross_reference_finds_the_amending_law(retriever: FakeRetriever) -> Non
     assert outcome.tool == "cross_reference"
     facts = [s for s in outcome.segments if s.kind == "fact"]
     assert facts and "mengubah ketentuan" in facts[0].text
-    assert outcome.passages[facts[0].cites[0]].chunk.document_id == "perppu-2-2008"
+    assert chunk_of(outcome.passages[facts[0].cites[0]]).document_id == "perppu-2-2008"
 
 
 def test_follow_up_on_one_document_reads_it_whole(retriever: FakeRetriever) -> None:
     outcome, _ = run(make_agent(retriever), "Tolong ringkas dokumen itu", single_document_id="uu-11-2006")
     assert outcome.tool == "summarize"
-    assert [p.chunk.ordinal for p in outcome.passages.values()] == [0, 1]
+    assert [chunk_of(p).ordinal for p in outcome.passages.values()] == [0, 1]
     assert outcome.segments[0].text == SUMMARY_LEAD_IN
     assert all(s.cites for s in outcome.segments if s.kind == "fact")
 
@@ -110,7 +117,7 @@ def test_preferred_documents_come_first(retriever: FakeRetriever) -> None:
         "Pasal tentang urusan pemerintahan Aceh",
         preferred_document_ids=["perppu-2-2008"],
     )
-    assert outcome.passages["P1"].chunk.document_id == "perppu-2-2008"
+    assert chunk_of(outcome.passages["P1"]).document_id == "perppu-2-2008"
 
 
 def test_flagged_passages_are_not_shown(retriever: FakeRetriever) -> None:

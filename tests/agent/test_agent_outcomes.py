@@ -233,9 +233,9 @@ def test_unreachable_live_source_says_so_when_documents_answer(retriever: FakeRe
 
 
 def test_events_and_audit_match(retriever: FakeRetriever) -> None:
-    events: list[dict] = []
+    events: list[dict[str, Any]] = []
 
-    async def sink(event: dict) -> None:
+    async def sink(event: dict[str, Any]) -> None:
         events.append(event)
 
     agent = agent_with(retriever, EmbeddedWriter())

@@ -14,10 +14,12 @@ import pytest
 from serve_app.refusals import NOT_FOUND_FRAMING
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "demo_questions.jsonl"
+# Question id -> (the question's JSONL record, the answer body).
+Answers = dict[str, tuple[dict[str, Any], dict[str, Any]]]
 
 
 @pytest.fixture(scope="module")
-def answers(demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory) -> dict:
+def answers(demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory) -> Answers:
     from serve_app import factory
     from serve_app.auth import Principal
     from serve_app.schemas import QueryV2Request
@@ -28,7 +30,7 @@ def answers(demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.Temp
     )
     questions = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
 
-    async def ask_all() -> dict[str, tuple[dict, dict]]:
+    async def ask_all() -> Answers:
         out = {}
         for q in questions:
             body = (
@@ -40,11 +42,11 @@ def answers(demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.Temp
     return asyncio.run(ask_all())
 
 
-def _cites(body: dict, gold: str) -> bool:
+def _cites(body: dict[str, Any], gold: str) -> bool:
     return any((c.get("source") or "").endswith(gold) for c in body.get("citations", []))
 
 
-def test_no_answer_writes_a_table_row_as_prose_or_a_lead_in_twice(answers: dict) -> None:
+def test_no_answer_writes_a_table_row_as_prose_or_a_lead_in_twice(answers: Answers) -> None:
     for qid, (_q, body) in answers.items():
         lines = body["answer"].splitlines()
         assert not any(line.startswith("- |") for line in lines), qid
@@ -52,7 +54,7 @@ def test_no_answer_writes_a_table_row_as_prose_or_a_lead_in_twice(answers: dict)
         assert len(paragraphs) == len(set(paragraphs)), qid
 
 
-def test_the_asked_year_and_the_stated_share_are_answered(answers: dict) -> None:
+def test_the_asked_year_and_the_stated_share_are_answered(answers: Answers) -> None:
     expected = {
         "demo-01": ("Rp871.667.219.294", "qanun_apba_2023.md"),
         "demo-02": ("Rp934.512.880.150", "qanun_apba_2024.md"),
@@ -66,7 +68,7 @@ def test_the_asked_year_and_the_stated_share_are_answered(answers: dict) -> None
     assert "lampiran_apba_2023.csv" not in {c.get("source") for c in answers["demo-05"][1]["citations"]}
 
 
-def test_the_demo_quality_floor(answers: dict) -> None:
+def test_the_demo_quality_floor(answers: Answers) -> None:
     """Measured 37/38, 43/43, 42/47 and 4/4 when written; the floor leaves room for retrieval changes."""
     with_figure = [(q, b) for q, b in answers.values() if q["expected_figure"]]
     with_gold = [(q, b) for q, b in answers.values() if q["gold_file"]]

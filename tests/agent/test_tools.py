@@ -53,7 +53,7 @@ def chunk_of(evidence: Evidence) -> Chunk:
         ("Terima kasih!", {"follow_up_reasked": True}, "search", "answer"),
     ],
 )
-def test_planner_picks_by_intent(query: str, kwargs: dict, intent: str, task: str) -> None:
+def test_planner_picks_by_intent(query: str, kwargs: dict[str, Any], intent: str, task: str) -> None:
     planner = Planner(
         available={"search", "legal_check", "cross_reference", "summarize", "table_query"},
         find_references=fake_find_references,

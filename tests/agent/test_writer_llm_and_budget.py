@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import jsonschema
 import pytest
 
-from models.base import CallRecord
+from models.base import CallRecord, Generation
 from serve_app.budget import RequestBudget
 from serve_app.prompts import (
     DEFAULT_EDITORIAL,
@@ -62,10 +63,10 @@ def test_schema_accepts_what_the_parser_accepts() -> None:
 
 
 def test_writer_passes_the_agent_deadline_and_the_schema() -> None:
-    seen: dict = {}
+    seen: dict[str, Any] = {}
 
     class Spy(ScriptedEngine):
-        async def generate(self, messages, **kwargs):  # type: ignore[no-untyped-def]
+        async def generate(self, messages: list[dict[str, str]], **kwargs: Any) -> Generation:
             seen.update(kwargs)
             return await super().generate(messages, **kwargs)
 

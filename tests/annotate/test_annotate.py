@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
-from judge.types import JudgeResult
-from serve_app.annotate import Annotator
+from judge.types import JudgeItem, JudgeResult
+from serve_app.annotate import Annotation, Annotator
+from serve_app.budget import RequestBudget
+from serve_app.segments import Passage
 from tests.annotate.fakes import (
     ScriptedJudge,
     StaticFraming,
@@ -28,7 +31,7 @@ FACTS = [seg(SUPPORTED, "fact", "paragraph", "P1"), seg(RISE, "fact", "continue"
 NO_REASONS = {"deadline": 0, "budget": 0, "judge_unavailable": 0, "unparseable": 0, "disputed": 0}
 
 
-def _verdicts(annotation):  # noqa: ANN001, ANN202
+def _verdicts(annotation: Annotation) -> list[tuple[str, str, str | None]]:
     return [(c["text"], c["verdict"], c["unverified_reason"]) for c in annotation.claims]
 
 
@@ -240,13 +243,13 @@ def test_framing_call_reserved_before_the_judge() -> None:
 
 
 def test_unparseable_judge_output_is_unverified_unparseable() -> None:
-    def garbage(item):  # noqa: ANN001, ANN202
+    def garbage(item: JudgeItem) -> JudgeResult:
         return JudgeResult(item.item_id, "maybe")  # type: ignore[arg-type]
 
-    def inconsistent(item):  # noqa: ANN001, ANN202
+    def inconsistent(item: JudgeItem) -> JudgeResult:
         return JudgeResult(item.item_id, "supported", unverified_reason="deadline")
 
-    def llm_said_nothing(item):  # noqa: ANN001, ANN202
+    def llm_said_nothing(item: JudgeItem) -> JudgeResult:
         return JudgeResult(item.item_id, "unverified", ("no_label",), "unparseable")
 
     third = "Belanja pegawai Rp1 miliar."
@@ -259,7 +262,7 @@ def test_unparseable_judge_output_is_unverified_unparseable() -> None:
 
 def test_wrong_result_count_is_judge_unavailable() -> None:
     class Short(ScriptedJudge):
-        async def judge(self, items):  # noqa: ANN001, ANN202
+        async def judge(self, items: Sequence[JudgeItem]) -> list[JudgeResult]:
             return (await super().judge(items))[:-1]
 
     _, ann = annotate(Annotator(Short().judge, StaticFraming([False])), SEED, [P1])
@@ -334,7 +337,9 @@ def test_framing_check_sees_question_and_all_framing_once() -> None:
 
 def test_framing_check_slow_past_the_deadline_is_unavailable() -> None:
     class Slow(StaticFraming):
-        async def check(self, query, framing, passages, budget):  # noqa: ANN001, ANN202
+        async def check(
+            self, query: str, framing: list[str], passages: list[Passage], budget: RequestBudget | None
+        ) -> list[bool]:
             import asyncio
 
             await asyncio.sleep(5)

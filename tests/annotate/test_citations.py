@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judge.types import JudgeResult
+from judge.types import JudgeItem, JudgeResult
 from serve_app.annotate import Annotator, unlocated_pieces
 from serve_app.compose import compose
 from tests.annotate.fakes import (
@@ -157,8 +158,8 @@ def test_nothing_unverified_ever_looks_supported(
     texts = [f"Anggaran pos {n} adalah Rp{n} miliar." for n in range(len(first))]
     seen: set[str] = set()
 
-    def scripted(text: str, position: int):  # noqa: ANN202
-        def answer(item):  # noqa: ANN001, ANN202
+    def scripted(text: str, position: int) -> Callable[[JudgeItem], JudgeResult]:
+        def answer(item: JudgeItem) -> JudgeResult:
             # Called once per judge call: the first time is the first pass, later ones are re-checks.
             verdict = first[position] if text not in seen else again[position]
             seen.add(text)

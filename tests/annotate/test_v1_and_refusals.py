@@ -2,18 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
-from serve_app.annotate import Annotator, blocked_annotation, refusal_annotation, v1_gate
+from serve_app.annotate import Annotation, Annotator, V1Gate, blocked_annotation, refusal_annotation, v1_gate
 from serve_app.schemas import ClaimMapEntry, Faithfulness
-from tests.annotate.fakes import ScriptedJudge, StaticFraming, annotate, check_wire, chunk_passage, seg
+from serve_app.segments import ComposedAnswer, Segment
+from tests.annotate.fakes import (
+    ScriptedJudge,
+    StaticFraming,
+    Verdict,
+    annotate,
+    check_wire,
+    chunk_passage,
+    seg,
+)
 
 P1 = chunk_passage("P1", "Anggaran pendidikan Aceh tahun 2023 adalah Rp 5 miliar.")
 GOOD = "Anggaran pendidikan 2023 adalah Rp 5 miliar."
 BAD = "Naik 9 persen dari 2022."
 
 
-def _gate(segments, script, *, ratio=0.5, framing=None):  # noqa: ANN001, ANN202
+def _gate(
+    segments: Sequence[Segment],
+    script: dict[str, Verdict | list[Verdict]],
+    *,
+    ratio: float = 0.5,
+    framing: list[bool] | None = None,
+) -> tuple[ComposedAnswer, Annotation, V1Gate]:
     composed, ann = annotate(Annotator(ScriptedJudge(script).judge, StaticFraming(framing)), segments, [P1])
     gate = v1_gate(composed, ann, min_kept_ratio=ratio)
     for entry in gate.claim_map:

@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -31,7 +32,7 @@ FALLBACK = "query_budget_exhausted"
 # ---------------------------------------------------------------------------- the mimic service
 
 
-def _answer(kind: str) -> dict:
+def _answer(kind: str) -> dict[str, Any]:
     verification = {"full": "full", "slow": "full", "medium": "full", "partial": "partial"}.get(kind, "none")
     fallback = kind == "fallback"
     return {"answer": f"jawaban {kind}", "fallback_used": fallback,
@@ -39,7 +40,7 @@ def _answer(kind: str) -> dict:
             "faithfulness": {"verification": verification, "claims_total": 1}}
 
 
-def _frame(event: str, data: dict) -> str:
+def _frame(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
@@ -295,7 +296,7 @@ def test_query_v2_goals_and_table() -> None:
     from benchmarks.loadtest import Outcome, summarize
     from benchmarks.query_v2 import evaluate_goals, format_rows
 
-    def row(route: str, clients: int, latency_s: float, ok: bool = True) -> dict:
+    def row(route: str, clients: int, latency_s: float, ok: bool = True) -> dict[str, Any]:
         outs = [Outcome(ok, 200 if ok else 500, None if ok else "500", latency_s, verification="full")] * 4
         m = summarize(outs, 1.0, route=route, slo_ms=600)
         m.extra.update(clients=clients)

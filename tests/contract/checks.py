@@ -312,7 +312,11 @@ def _check_faithfulness(
 
 
 def _check_refusal(
-    answer: str, claims: list, framing: list, faith: dict[str, Any], reason: str | None
+    answer: str,
+    claims: list[dict[str, Any]],
+    framing: list[dict[str, Any]],
+    faith: dict[str, Any],
+    reason: str | None,
 ) -> None:
     assert reason in FALLBACK_REASONS, f"unknown fallback_reason {reason!r}"
     assert claims == [] and framing == [], f"refusal {reason} carries claims or framing"

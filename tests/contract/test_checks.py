@@ -13,6 +13,8 @@ from starlette.testclient import TestClient
 from tests.contract.checks import assert_v2_body, assert_v2_stream, parse_sse, validate_against_schema
 from tests.contract.fakes import BUDGET_QUESTION, post
 
+Frames = list[tuple[str, dict[str, Any]]]
+
 
 @pytest.fixture(scope="module")
 def sample(demo_client: TestClient) -> dict[str, Any]:
@@ -100,7 +102,7 @@ def test_each_broken_body_rule_is_caught(sample: dict[str, Any], name: str) -> N
         assert_v2_body(body)
 
 
-def _move(frames: list, event: str, after: str) -> list:
+def _move(frames: Frames, event: str, after: str) -> Frames:
     frames = list(frames)
     item = next(f for f in frames if f[0] == event)
     frames.remove(item)
@@ -109,7 +111,7 @@ def _move(frames: list, event: str, after: str) -> list:
     return frames
 
 
-STREAM_BREAKS: dict[str, Callable[[list], list]] = {
+STREAM_BREAKS: dict[str, Callable[[Frames], Frames]] = {
     "annotations after text": lambda f: _move(f, "annotations", "answer.delta"),
     "two done frames": lambda f: [*f, f[-1]],
     "done not last": lambda f: [*f[:-1], ("answer.delta", {"text": "x"}), f[-1]],

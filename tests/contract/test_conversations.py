@@ -106,7 +106,8 @@ class Replies:
         self.turns = list(turns)
 
     def __call__(self, messages: list[dict[str, str]], call: int) -> list[dict[str, Any]]:
-        return self.turns[min(call, len(self.turns)) - 1](messages)
+        segments: list[dict[str, Any]] = self.turns[min(call, len(self.turns)) - 1](messages)
+        return segments
 
 
 def _history(messages: Sequence[Mapping[str, str]]) -> list[Mapping[str, str]]:

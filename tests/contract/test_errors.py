@@ -29,7 +29,7 @@ def _plain_error(resp: Any, status: int) -> dict[str, Any]:
     assert resp.status_code == status, (resp.status_code, resp.text[:300])
     assert resp.headers["content-type"].startswith("application/json"), resp.headers["content-type"]
     assert_no_internals(resp.text)
-    body = resp.json()
+    body: dict[str, Any] = resp.json()
     validate_against_schema(body, "error")
     return body
 

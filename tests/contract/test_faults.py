@@ -69,7 +69,7 @@ def _answer(
     with client_for(cfg, env["retriever"], **fakes) as client:
         resp = post(client, path, {"query": query})
     assert resp.status_code == 200, resp.text
-    body = resp.json()
+    body: dict[str, Any] = resp.json()
     if path == "/query/v2":
         assert_v2_body(body)
         validate_against_schema(body, "query_v2_response")

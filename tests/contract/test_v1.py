@@ -47,7 +47,7 @@ def altered_client(tmp_path: Path, demo_index: Path, demo_retriever: Any) -> Any
 def _v1(client: TestClient, body: dict[str, Any]) -> dict[str, Any]:
     resp = post(client, "/query", body)
     assert resp.status_code == 200, resp.text
-    data = resp.json()
+    data: dict[str, Any] = resp.json()
     assert_v1_body(data)
     validate_against_schema(data, "query_v1_response")
     return data

@@ -32,7 +32,8 @@ def _v2(client: TestClient, body: dict[str, Any]) -> dict[str, Any]:
     resp = post(client, "/query/v2", body)
     assert resp.status_code == 200, resp.text
     assert resp.headers["content-type"].startswith("application/json")
-    return resp.json()
+    data: dict[str, Any] = resp.json()
+    return data
 
 
 def _stream(client: TestClient, path: str, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -19,8 +20,9 @@ def _write(tmp_path: Path, data: object) -> Path:
 
 
 @pytest.fixture()
-def base() -> dict[str, object]:
-    return yaml.safe_load(POLICY.read_text(encoding="utf-8"))
+def base() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(POLICY.read_text(encoding="utf-8"))
+    return data
 
 
 def _error(path: Path) -> str:
@@ -42,22 +44,22 @@ def test_not_yaml(tmp_path: Path) -> None:
     assert "not valid UTF-8 YAML" in _error(path)
 
 
-def test_missing_refusal(tmp_path: Path, base: dict) -> None:
+def test_missing_refusal(tmp_path: Path, base: dict[str, Any]) -> None:
     del base["refusals"]["answer_blocked"]
     assert "refusals.answer_blocked" in _error(_write(tmp_path, base))
 
 
-def test_bad_regex(tmp_path: Path, base: dict) -> None:
+def test_bad_regex(tmp_path: Path, base: dict[str, Any]) -> None:
     base["categories"]["jailbreak"]["rules"][0]["regex"] = "(unclosed"
     assert "not a valid regular expression" in _error(_write(tmp_path, base))
 
 
-def test_unknown_lexicon(tmp_path: Path, base: dict) -> None:
+def test_unknown_lexicon(tmp_path: Path, base: dict[str, Any]) -> None:
     base["categories"]["sara"]["rules"][0]["lexicon"] = "no_such_list"
     assert "unknown lexicon 'no_such_list'" in _error(_write(tmp_path, base))
 
 
-def test_unknown_keys_and_stages(tmp_path: Path, base: dict) -> None:
+def test_unknown_keys_and_stages(tmp_path: Path, base: dict[str, Any]) -> None:
     base["bypass"] = True
     assert "unknown keys ['bypass']" in _error(_write(tmp_path, base))
     del base["bypass"]
@@ -65,18 +67,18 @@ def test_unknown_keys_and_stages(tmp_path: Path, base: dict) -> None:
     assert "must list stages" in _error(_write(tmp_path, base))
 
 
-def test_allow_rule_must_name_existing_rules(tmp_path: Path, base: dict) -> None:
+def test_allow_rule_must_name_existing_rules(tmp_path: Path, base: dict[str, Any]) -> None:
     base["allow_rules"][0]["suppresses"] = ["sara.typo.*"]
     assert "matches no rule" in _error(_write(tmp_path, base))
 
 
-def test_duplicate_rule_ids(tmp_path: Path, base: dict) -> None:
+def test_duplicate_rule_ids(tmp_path: Path, base: dict[str, Any]) -> None:
     rules = base["categories"]["jailbreak"]["rules"]
     rules.append(dict(rules[0]))
     assert "defined twice" in _error(_write(tmp_path, base))
 
 
-def test_version_and_digest(tmp_path: Path, base: dict, guard: PolicyGuard) -> None:
+def test_version_and_digest(tmp_path: Path, base: dict[str, Any], guard: PolicyGuard) -> None:
     declared = str(base["version"])
     assert guard.version.startswith(declared + "+") and len(guard.version) > len(declared) + 8
     base["refusals"]["answer_blocked"] = "Maaf, jawaban ini tidak dapat ditampilkan (versi uji)."

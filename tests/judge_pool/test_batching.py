@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 import pytest
 
@@ -12,8 +14,10 @@ from judge.types import JudgeResult
 from models.base import CallRecord
 from tests.judge_pool.fakes import FakeEngine, FakeJudge, item, soon
 
+T = TypeVar("T")
 
-def run(coro):  # type: ignore[no-untyped-def]
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 

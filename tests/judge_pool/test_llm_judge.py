@@ -3,18 +3,21 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any, TypeVar
 
 import pytest
 
 from judge.batching import judge_batch_outcomes
 from judge.llm_judge import LLMJudge
 from judge.types import JudgePassage
-from models.base import ModelOutputError, ModelTimeout, ModelUnavailable
+from models.base import Classification, ModelOutputError, ModelTimeout, ModelUnavailable
 from tests.judge_pool.fakes import FakeEngine, FakePairsEngine, item, soon
 
+T = TypeVar("T")
 
-def run(coro):  # type: ignore[no-untyped-def]
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 
@@ -64,7 +67,9 @@ def test_failing_labels_call_fails_its_batch(error: Exception, reason: str) -> N
 
 def test_request_deadline_passing_during_call_is_deadline() -> None:
     class SlowTimeout(FakeEngine):
-        async def classify(self, prompts, labels, *, role, deadline=None):  # type: ignore[no-untyped-def]
+        async def classify(
+            self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
+        ) -> list[Classification]:
             self.classify_calls.append(list(prompts))
             await asyncio.sleep(0.4)
             raise ModelTimeout()

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -15,7 +16,10 @@ from tests.judge_pool.fakes import FakeEngine
 PASSAGE = "Pagu anggaran pendidikan tahun 2023 sebesar Rp871.667.219.294."
 
 
-def run(coro):  # type: ignore[no-untyped-def]
+T = TypeVar("T")
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 

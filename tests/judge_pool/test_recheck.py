@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from functools import partial
+from typing import Any, TypeVar
 
 import pytest
 
@@ -10,8 +12,10 @@ from judge.recheck import RecheckStats, judge_with_recheck
 from judge.types import JudgeItem, JudgeResult
 from tests.judge_pool.fakes import FakeJudge, item, soon
 
+T = TypeVar("T")
 
-def run(coro):  # type: ignore[no-untyped-def]
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 

@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from judge.numbers import extract_figures, figures_equal, scale_differs
+from judge.numbers import Figure, extract_figures, figures_equal, scale_differs
 from judge.rules import check_claim
 from judge.types import JudgePassage
 
@@ -33,7 +33,7 @@ def exponent(value: int) -> int:
     return max(exp for exp in SCALES if value >= 10**exp)
 
 
-def amount(text: str):  # noqa: ANN201 - Figure
+def amount(text: str) -> Figure:
     found = [f for f in extract_figures(text) if f.kind == "amount"]
     assert len(found) == 1, (text, found)
     return found[0]

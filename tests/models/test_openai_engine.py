@@ -5,12 +5,13 @@ import json
 import logging
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from typing import Any, TypeVar
 
 import pytest
 
 from benchmarks.query_v2 import free_port
-from models.base import ModelOutputError, ModelTimeout, ModelUnavailable
+from models.base import Classification, Generation, ModelOutputError, ModelTimeout, ModelUnavailable
 from models.openai_engine import OpenAIEngine, first_token_label_probs
 from tests.models.openai_server import FakeOpenAIServer
 
@@ -33,18 +34,21 @@ def engine_for(server: FakeOpenAIServer, **options: object) -> OpenAIEngine:
     return OpenAIEngine(base_url=server.base_url, model=server.model, **options)  # type: ignore[arg-type]
 
 
-def run(coro):  # noqa: ANN001, ANN201 - test helper
+T = TypeVar("T")
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 
-async def _classify(engine: OpenAIEngine, prompts: list[str], **kw: object):  # noqa: ANN202
+async def _classify(engine: OpenAIEngine, prompts: list[str], **kw: object) -> list[Classification]:
     try:
         return await engine.classify(prompts, LABELS, role="judge", **kw)  # type: ignore[arg-type]
     finally:
         await engine.aclose()
 
 
-async def _generate(engine: OpenAIEngine, **kw: object):  # noqa: ANN202
+async def _generate(engine: OpenAIEngine, **kw: object) -> Generation:
     try:
         return await engine.generate([{"role": "user", "content": "check this"}], role="agent", **kw)  # type: ignore[arg-type]
     finally:

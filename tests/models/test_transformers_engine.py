@@ -42,7 +42,8 @@ def build_model(seed: int = 0) -> Qwen2ForCausalLM:
         pad_token_id=0,
         eos_token_id=2,
     )
-    return Qwen2ForCausalLM(config).eval()
+    model: Qwen2ForCausalLM = Qwen2ForCausalLM(config).eval()
+    return model
 
 
 @pytest.fixture(scope="module")

@@ -2,13 +2,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrieval.documents import build_document, index_text
+from retrieval.documents import Document, build_document, index_text
 from retrieval.extract import extract
 from retrieval.retriever import Retriever
 from tests.retrieval.conftest import QANUN_TEXT, UU_TEXT, minimal_pdf
 
 
-def _doc(tmp_path: Path, name: str, data: bytes, max_chars: int = 1200):  # noqa: ANN202
+def _doc(tmp_path: Path, name: str, data: bytes, max_chars: int = 1200) -> Document:
     path = tmp_path / name
     path.write_bytes(data)
     return build_document(
@@ -49,9 +49,9 @@ def test_legal_structure_paths_and_references(tmp_path: Path) -> None:
         assert "Pasal 183" in chunk.context or chunk.text.startswith("Pasal 183")
         assert chunk.context.startswith("BAB XXIV KEUANGAN\nBagian Kedua Sumber Penerimaan")
     refs = [c.legal_reference for c in pasal_183]
-    assert any(r.endswith("Pasal 183 ayat (2)") for r in refs), refs
+    assert any((r or "").endswith("Pasal 183 ayat (2)") for r in refs), refs
     penjelasan = [c for c in doc.chunks if c.section_path[0] == "Penjelasan" and "183" in c.section_path[-1]]
-    assert penjelasan and penjelasan[0].legal_reference.endswith("Penjelasan Pasal 183")
+    assert penjelasan and (penjelasan[0].legal_reference or "").endswith("Penjelasan Pasal 183")
     preamble = {c.section_path[0] for c in doc.chunks[:4]}
     assert {"Menimbang", "Mengingat"} <= preamble
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -29,7 +31,7 @@ def test_minilm_loads_offline_and_ranks_by_meaning() -> None:
 
 
 @pytest.mark.slow
-def test_minilm_query_path_gives_the_batch_path_vectors(monkeypatch) -> None:  # noqa: ANN001
+def test_minilm_query_path_gives_the_batch_path_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
     """Short calls (queries) skip SentenceTransformer.encode; the vectors must not change."""
     import models.embeddings as embeddings
 
@@ -42,7 +44,7 @@ def test_minilm_query_path_gives_the_batch_path_vectors(monkeypatch) -> None:  #
     assert np.allclose(direct, batched, atol=1e-6)
 
 
-def test_missing_model_path_is_a_clear_error(tmp_path) -> None:  # noqa: ANN001
+def test_missing_model_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(EncoderUnavailable, match="no sentence-transformers model"):
         SentenceTransformerEncoder(tmp_path)
 
@@ -137,7 +139,7 @@ def test_proximity() -> None:
     assert _proximity(["a", "x", "x", "x", "b", "a", "b"], {"a", "b"}) == 1.0
 
 
-def test_dense_index_flat_hnsw_subset_and_gpu_guard(tmp_path) -> None:  # noqa: ANN001
+def test_dense_index_flat_hnsw_subset_and_gpu_guard(tmp_path: Path) -> None:
     from retrieval.dense import DenseIndex, DenseUnavailable
 
     rng = np.random.default_rng(0)

@@ -6,6 +6,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,7 +32,9 @@ def encoder() -> OnnxEncoder:
     return OnnxEncoder(num_threads=1)
 
 
-def _model_copy(tmp_path: Path, modules: list[dict] | None = None, pooling: dict | None = None) -> Path:
+def _model_copy(
+    tmp_path: Path, modules: list[dict[str, Any]] | None = None, pooling: dict[str, Any] | None = None
+) -> Path:
     """The offline model's files linked into ``tmp_path``, modules.json or the pooling config replaced."""
     source = default_model_path()
     target = tmp_path / "model"
@@ -140,12 +143,12 @@ def test_missing_onnxruntime_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -
 
 def test_config_picks_the_runtime(tmp_path: Path) -> None:
     from serve_app import factory
-    from serve_app.config import ConfigError
+    from serve_app.config import AppConfig, ConfigError
     from tests.conftest import make_config
 
     cfg = make_config(tmp_path, tmp_path / "index")
 
-    def with_encoder(**changes: object):  # noqa: ANN202 - AppConfig
+    def with_encoder(**changes: object) -> AppConfig:
         encoder = cfg.retrieval.encoder.model_copy(update=changes)
         return cfg.model_copy(update={"retrieval": cfg.retrieval.model_copy(update={"encoder": encoder})})
 

@@ -55,7 +55,8 @@ async def _concurrently(handle: Any, requests: list[list[JudgeItem]]) -> list[li
 
 
 async def _call(handle: Any, items: list[JudgeItem]) -> list[JudgeResult]:
-    return await handle.judge_many.remote(items)
+    results: list[JudgeResult] = await handle.judge_many.remote(items)
+    return results
 
 
 def test_concurrent_requests_match_in_process_results_in_order(judge_pool: Any) -> None:

@@ -20,13 +20,17 @@ from serve_app.store import Store
 VERDICTS = ["supported", "unsupported", "unverified", "uncited", "invalid_citation", "from_conversation"]
 
 
-def citation(doc: str, *, title: str = "", year: int | None = None, number: str | None = None) -> dict:
+def citation(
+    doc: str, *, title: str = "", year: int | None = None, number: str | None = None
+) -> dict[str, Any]:
     cited = {"document_id": doc, "document_title": title or f"Dokumen {doc}", "document_year": year,
              "document_number": number}
     return {"citation_key": f"P-{doc}", "citation": cited}
 
 
-def v2_answer(segments: list[tuple[str, str, list[dict]]], *, fallback: bool = False) -> dict[str, Any]:
+def v2_answer(
+    segments: list[tuple[str, str, list[dict[str, Any]]]], *, fallback: bool = False
+) -> dict[str, Any]:
     """segments: (kind-or-verdict, text, citations); kind "framing" makes a framing span."""
     answer, claims, framing = "", [], []
     for n, (verdict, text, cites) in enumerate(segments):
