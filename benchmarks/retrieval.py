@@ -23,6 +23,7 @@ import os
 import platform
 import random
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -38,6 +39,7 @@ from models.rerankers import DEFAULT_WEIGHTS, FeatureReranker
 from retrieval.fusion import rrf
 from retrieval.ingest import ingest
 from retrieval.retriever import DEFAULT_RRF_K, Retriever
+from retrieval.store import IncompatibleIndexError, IndexMissingError, read_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("ACEH_SHARED_DATA", ROOT / ".." / "shared" / "data"))
@@ -273,6 +275,16 @@ def _queries(retriever: Retriever, n: int) -> list[str]:
     return out[:n]
 
 
+def _built_by(index: Path) -> str | None:
+    """The encoder name in the manifest of the index at ``index``, or None when there is no readable one."""
+    try:
+        built = read_manifest(index).get("encoder") or {}
+    except (IndexMissingError, IncompatibleIndexError):
+        return None
+    name = built.get("name")
+    return str(name) if name else None
+
+
 def speed(quick: bool, work: Path, keep_index: Path | None = None) -> dict[str, Any]:
     """``keep_index``: build the index there, or reuse one a previous run left (with its ingest figures)."""
     from rank_bm25 import BM25Okapi
@@ -288,9 +300,15 @@ def speed(quick: bool, work: Path, keep_index: Path | None = None) -> dict[str, 
     encoder = bench_encoder()
     index = keep_index or work / "legal_index"
     stats_file = index.parent / f"{index.name}.ingest.json"
-    if keep_index and stats_file.exists() and (index / "manifest.json").exists():
+    built_by = _built_by(index)
+    if keep_index and stats_file.exists() and built_by == encoder.name:
         ingest_s, docs, chunks, failed = json.loads(stats_file.read_text())
     else:
+        if index.exists():
+            # An update would reuse the old chunks (and, with the same encoder, the vectors), but the figure
+            # must be a whole ingest: an index without this encoder's recorded figures is built from nothing
+            print(f"retrieval: rebuilding {index} (built by {built_by}) with {encoder.name}", file=sys.stderr)
+            shutil.rmtree(index)
         t0 = time.perf_counter()
         report = ingest(paths, index, encoder=encoder, progress=True)
         ingest_s = time.perf_counter() - t0
