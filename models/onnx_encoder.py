@@ -27,7 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
-from models.embeddings import DEFAULT_MAX_SEQ_LENGTH, Encoder, EncoderUnavailable, default_model_path
+from models.embeddings import (
+    DEFAULT_MAX_SEQ_LENGTH,
+    Encoder,
+    EncoderUnavailable,
+    local_model_dir,
+    model_label,
+)
 
 # ONNX Runtime's Linux builds report usage to Microsoft and keep a device id on disk unless this is set
 # before the runtime starts; a government service sends nothing anywhere (an explicit setting is kept).
@@ -77,14 +83,14 @@ def _pooling(path: Path) -> tuple[str, int]:
     if pooling is None:
         raise EncoderUnavailable(f"the model at {path} has no Pooling module")
     config = json.loads((path / pooling["path"] / "config.json").read_text())
-    modes = [m for m in ("cls_token", "mean_tokens") if config.get(f"pooling_mode_{m}")]
-    others = [k for k, v in config.items() if k.startswith("pooling_mode_") and v and k[13:] not in modes]
-    if len(modes) != 1 or others:
+    prefix = "pooling_mode_"
+    asked = sorted(k.removeprefix(prefix) for k, v in config.items() if k.startswith(prefix) and v)
+    if len(asked) != 1 or asked[0] not in ("cls_token", "mean_tokens"):
         raise EncoderUnavailable(
             f"the ONNX encoder pools by mean or CLS token only, and {path} asks for "
-            f"{', '.join(sorted(others + modes)) or 'no pooling'}; set retrieval.encoder.runtime to torch"
+            f"{', '.join(asked) or 'no pooling'}; set retrieval.encoder.runtime to torch"
         )
-    return modes[0], int(config["word_embedding_dimension"])
+    return asked[0], int(config["word_embedding_dimension"])
 
 
 def _model_key(path: Path, quantize: bool) -> str:
@@ -189,9 +195,7 @@ class OnnxEncoder(Encoder):
         cache_dir: str | Path | None = None,
         name: str | None = None,
     ) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local path must never turn into a download
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        path = local_model_dir(model_path)
         try:
             import onnxruntime as ort
         except ImportError:
@@ -201,7 +205,6 @@ class OnnxEncoder(Encoder):
             ) from None
         from transformers import AutoTokenizer
 
-        path = Path(model_path) if model_path is not None else default_model_path()
         if not (path / "config.json").exists():
             raise EncoderUnavailable(f"no sentence-transformers model at {path}")
         self._pool, self.dim = _pooling(path)
@@ -233,10 +236,9 @@ class OnnxEncoder(Encoder):
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self.batch_size = batch_size
-        model_name = path.name if path.name != "model" else path.parent.name
         recipe = f":r{EXPORT_RECIPE_VERSION}" if EXPORT_RECIPE_VERSION > 1 else ""
         precision = ":int8" if quantize else ""
-        self.name = name or f"onnx:{model_name}:L{self.max_seq_length}{precision}{recipe}"
+        self.name = name or f"onnx:{model_label(path)}:L{self.max_seq_length}{precision}{recipe}"
         self._lock = threading.Lock()  # one run at a time: the session already uses every thread
 
     def encode(self, texts: list[str], *, batch_size: int | None = None) -> np.ndarray:

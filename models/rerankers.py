@@ -7,7 +7,6 @@ the other stages are kept. ``bind`` hands the reranker the index's corpus statis
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 from abc import ABC, abstractmethod
@@ -16,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
+from models.embeddings import local_model_dir
 from retrieval.legal import LegalRef, find_references
 from retrieval.types import Chunk, SearchHit
 
@@ -232,12 +232,10 @@ class CrossEncoderReranker(Reranker):
         max_length: int = 512,
         legal_weights: tuple[float, float] = (20.0, 4.0),
     ) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        path = local_model_dir(model_path)
         import torch
         from sentence_transformers import CrossEncoder
 
-        path = Path(model_path)
         if not (path / "config.json").exists():
             raise RerankerUnavailable(f"no cross-encoder model at {path}")
         if device.startswith("cuda") and not torch.cuda.is_available():
