@@ -34,6 +34,9 @@ tahun anggaran = TA : fiscal year; budget year
 pendapatan negara : state revenue; government revenue
 penerimaan negara : state revenue; state receipts
 pendapatan : revenue; income
+pendapatan dalam negeri = PDN : domestic revenue
+neto : net
+bruto : gross
 penerimaan : revenue; receipts; receipt
 penerimaan perpajakan : tax revenue; taxation revenue
 penerimaan pajak : tax revenue

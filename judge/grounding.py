@@ -20,7 +20,7 @@ from judge.numbers import (
 )
 from judge.periods import period_matches
 from judge.references import reference_keys
-from judge.textunits import TextView, Token, content_tokens, is_grounded
+from judge.textunits import TextView, Token, content_tokens, contrast_keys, is_grounded
 
 # Most specific first: the first one seen explains the failure.
 REASON_PRIORITY = (
@@ -33,6 +33,9 @@ REASON_PRIORITY = (
     "reference_as_quantity",
     "figure_mismatch",
 )
+
+
+_FULL_NAME_WORDS = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,10 +96,12 @@ def _other_label_keys(view: TextView, figure_index: int) -> frozenset[str]:
     cached = view.memo.get(memo_key)
     if cached is None:
         own = view.labels.get(figure_index, ())
+        group = kind_group(view.figures[figure_index])
         keys: set[str] = set()
         for index in view.quantities:
             ranges = view.labels.get(index, ())
-            if index != figure_index and ranges and ranges != own:
+            # a percent is never mistaken for an amount: only figures of the same kind name other entities
+            if index != figure_index and ranges and ranges != own and kind_group(view.figures[index]) == group:
                 keys |= view.keys_in(ranges)
         cached = view.memo[memo_key] = frozenset(keys)
     return cached  # type: ignore[return-value]
@@ -146,13 +151,20 @@ def entity_ok(
     all_keys: frozenset[str],
     max_unknown_ratio: float,
     claim_keys: frozenset[str],
+    english: bool = False,
 ) -> bool:
     distinctive, names = _distinctive(source.view, figure_index)
+    if not any(key[0] == "§" for key in claim_keys):
+        # "sebagaimana dimaksud pada ayat (1) huruf c" tells a clause apart only to a claim citing clauses
+        distinctive = tuple(d for d in distinctive if d[0].low[0] != "§")
     if distinctive and len(source.view.quantities) > 1:
         if not any(_named(t, by_form, claim_keys) for t, by_form in distinctive):
             return False  # the claim names nothing that sets this figure's row or item apart
-        if not all(_named(t, by_form, claim_keys) for t, by_form in names):
-            # it names the row only in part ("Dinas Dalam Kota" for "Dinas Paket Meeting Dalam Kota")
+        if (figure_index in source.view.in_table or len(names) <= _FULL_NAME_WORDS) and not all(
+            _named(t, by_form, claim_keys) for t, by_form in names
+        ):
+            # it names the row only in part ("Dinas Dalam Kota" for "Dinas Paket Meeting Dalam Kota"); a long
+            # prose label ("… wilayah Negara Kesatuan Republik Indonesia Meterai …") is not a row's name
             return False
     if not claim_fig.required:
         return True
@@ -166,6 +178,8 @@ def entity_ok(
         if is_grounded(token, others):
             return False
         if not is_grounded(token, all_keys):
+            if not contrast_keys(token.low, english).isdisjoint(all_keys):
+                return False  # "impor" where the passage says "ekspor"
             if token.capital:
                 return False
             unknown += 1
@@ -193,10 +207,12 @@ def ground_figure(
     all_keys: frozenset[str],
     max_unknown_ratio: float,
     claim_keys: frozenset[str],
+    english: bool = False,
 ) -> Grounding:
     claim = claim_fig.figure
     group = kind_group(claim)
     seen: set[str] = set()
+    best: tuple[int, Grounding] | None = None
     for source_index, source in enumerate(sources):
         figures = source.view.figures
         for figure_index in source.view.quantities:
@@ -216,11 +232,24 @@ def ground_figure(
                 seen.add("figure_mismatch")  # "dari 356 menjadi 356": the passage's start is not its end
             elif not _local_period_ok(claim_fig, source, figure_index):
                 seen.add("period_mismatch")
-            elif not entity_ok(claim_fig, source, figure_index, all_keys, max_unknown_ratio, claim_keys):
+            elif not entity_ok(
+                claim_fig, source, figure_index, all_keys, max_unknown_ratio, claim_keys, english
+            ):
                 seen.add("entity_missing")
             else:
-                return Grounding(True, None, (source.key, found.start, found.end), source_index, figure_index)
+                fit = _fit(claim_keys, source.view, figure_index)
+                if best is None or fit > best[0]:
+                    span = (source.key, found.start, found.end)
+                    best = (fit, Grounding(True, None, span, source_index, figure_index))
+    if best is not None:
+        return best[1]
     return Grounding(False, _failure_reason(claim, sources, seen), None)
+
+
+def _fit(claim_keys: frozenset[str], view: TextView, figure_index: int) -> int:
+    """How many of the claim's word keys this figure's own neighbourhood holds: among equal figures ("denda
+    sebesar 30%" in ayat (9) and in ayat (10)) the claim is about the one whose words it uses."""
+    return len(claim_keys & view.keys_in(view.regions.get(figure_index, ())))
 
 
 def _failure_reason(claim: Figure, sources: Sequence[Source], seen: set[str]) -> str:

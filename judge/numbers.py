@@ -29,6 +29,7 @@ from judge.figure import (
     values_equal,
 )
 from judge.lexicon import CURRENCY_PREFIX
+from judge.ocr_runs import reconcile
 from judge.periods import find_periods
 from judge.qualifiers import qualifiers, suffix
 from judge.references import Reference, extract_references
@@ -54,6 +55,7 @@ _TWIN_GAP_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
 # "15 (lima belas) tahun": the unit comes after the spelled twin in parentheses.
 _SPELLED_TWIN_RE = re.compile(r"\s*\(\s*[A-Za-z][A-Za-z\s-]{2,300}\)")
 _YEAR_MIN, _YEAR_MAX = 1800, 2099
+_CLOSING_RE = re.compile(r"\s*\)")
 
 
 def _overlaps(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
@@ -151,6 +153,11 @@ def _spelled_figures(text: str, blocked: list[tuple[int, int]], words: frozenset
         ):
             continue  # "Kendaraan Bermotor Beroda Dua", "Perang Dunia Kedua": part of a name
         scale, multiplier, kind, unit, end = suffix(text, number.end)
+        if kind == "count" and unit is None and (closing := _CLOSING_RE.match(text, number.end)):
+            # "3O (tiga puluh) Hari": the twin's unit follows its parenthesis
+            _, _, after_kind, after_unit, after_end = suffix(text, closing.end())
+            if after_unit is not None and not scale:
+                kind, unit, end = after_kind, after_unit, after_end
         if scale:  # "dua puluh juta" is read whole by the spelled parser; a trailing digit-scale is not ours
             continue
         currency_match = _CURRENCY_BEFORE_RE.search(text[max(0, number.start - 6) : number.start])
@@ -284,6 +291,7 @@ def parse_uncached(text: str, lang: str | None = None) -> ParsedText:
     digits = _digit_figures(repaired_text, lang, blocked, repaired)
     blocked += [(fig.start, fig.end) for fig in digits]
     spelled = _spelled_figures(repaired_text, blocked, word_set)
+    digits, spelled = reconcile(repaired_text, digits, spelled, lang)
     figures = sorted([*figures, *ratios, *digits, *spelled], key=lambda fig: (fig.start, fig.end))
     return ParsedText(repaired_text, lang, tuple(_pair_twins(repaired_text, figures)), tuple(references))
 

@@ -89,6 +89,10 @@ def polarity_conflicts(claim: Polarity, region: Polarity, whole: Polarity) -> li
         ):
             reasons.append("polarity_conflict")  # the claim denies what the source asserts
             break
+        if not _negates(keys, whole.negated) and not region.negated:
+            # the claim denies something the source neither denies nor writes: nothing supports the denial
+            reasons.append("negation_unsupported")
+            break
     for keys in region.negated:
         if not keys.isdisjoint(claim.asserted) and not _negates(keys, claim.negated):
             reasons.append("polarity_conflict")  # the claim asserts what the source denies

@@ -56,13 +56,11 @@ _FILLERS = frozenset(
         "sejumlah",
         "of",
         "at",
-        "hingga",
         "mencapai",
         "dalam",
         "jangka",
         "waktu",
         "selama",
-        "within",
         "for",
     }
 )

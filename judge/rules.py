@@ -28,8 +28,10 @@ from judge.textunits import (
     acronym_keys,
     build_view,
     content_tokens,
+    contrast_keys,
     fresh_view,
     is_grounded,
+    phrase_keys,
 )
 from judge.types import JudgeItem, JudgePassage, JudgeResult
 
@@ -47,6 +49,9 @@ HARD_REASONS = frozenset(
     }
 )
 _MARKER_WORDS = MARKER_WORDS
+# Share of a claim's lower-case content words the passage may not write (a restatement's own words: "porsi",
+# "diancam", "berjumlah"); English claims use more words the lexicon cannot translate.
+PARAPHRASE_RATIO = {"id": 0.5, "en": 0.75}
 _IDENTITY_FIELDS = (
     "title",
     "type",
@@ -186,6 +191,9 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         keys |= token.keys
         for part in acronym_keys(token.low):
             keys |= part
+        for equivalent in phrase_keys(token.low) if " " in token.low else ():
+            for part in equivalent:  # an English lexicon phrase names what its Indonesian equivalent names
+                keys |= part
     return _ClaimParts(
         view,
         offset,
@@ -258,14 +266,22 @@ def _best_sentence(source: Source, words: Sequence[Token]) -> tuple[int, int]:
 
 
 def check_claim(
-    claim: str, passages: Sequence[JudgePassage], *, context: str = "", max_unknown_ratio: float = 0.0
+    claim: str,
+    passages: Sequence[JudgePassage],
+    *,
+    context: str = "",
+    max_unknown_ratio: float | None = None,
 ) -> RuleCheck:
     """Check one claim strictly against its passages (and the reader's ``context``: heading, list lead-in or
     table header). ``max_unknown_ratio``: share of a claim's content words that may be missing from the
-    sources when they are lower-case (names never are); 0 is strictest."""
+    sources when they are lower-case (names never are; nor a word whose contrast the passage writes there);
+    0 is strictest; None takes the paraphrase default of the claim's language (PARAPHRASE_RATIO)."""
     if not passages:
         return RuleCheck("unsupported", ("no_passage",), ())
     parts = _claim_parts(claim, context)
+    english = parts.view.parsed.lang == "en"
+    if max_unknown_ratio is None:
+        max_unknown_ratio = PARAPHRASE_RATIO["en" if english else "id"]
     context_words = _context_words(context)
     sources = [_source(p, context_words) for p in passages]
     all_keys = sources[0].keys if len(sources) == 1 else frozenset().union(*(s.keys for s in sources))
@@ -274,7 +290,7 @@ def check_claim(
     regions: dict[int, list[tuple[int, int]]] = {}
     denied = parts.denied
     for position, claim_fig in enumerate(parts.figures):
-        grounding = ground_figure(claim_fig, sources, all_keys, max_unknown_ratio, parts.keys)
+        grounding = ground_figure(claim_fig, sources, all_keys, max_unknown_ratio, parts.keys, english)
         if not grounding.ok:
             reasons.append(grounding.reason or "figure_mismatch")
             continue
@@ -300,7 +316,8 @@ def check_claim(
         reasons.append("reference_mismatch")
     words = parts.loose_words if parts.figures else parts.words
     unknown = [t for t in words if not is_grounded(t, all_keys)]
-    if any(t.capital for t in unknown) or len(unknown) > int(max_unknown_ratio * len(words)):
+    contrasted = any(not contrast_keys(t.low, english).isdisjoint(all_keys) for t in unknown)
+    if contrasted or any(t.capital for t in unknown) or len(unknown) > int(max_unknown_ratio * len(words)):
         reasons.append("entity_missing" if parts.figures else "low_coverage")
     if not parts.figures and not words and not parts.periods and not claim_refs:
         reasons.append("low_coverage")  # nothing in the claim can be checked
@@ -349,7 +366,7 @@ class RuleJudge(Judge):
 
     name = "rules"
 
-    def __init__(self, *, max_unknown_ratio: float = 0.0, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, *, max_unknown_ratio: float | None = None, clock: Callable[[], float] = time.time) -> None:
         self._max_unknown_ratio = max_unknown_ratio
         self._clock = clock
 

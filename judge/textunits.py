@@ -18,9 +18,11 @@ from typing import NamedTuple
 
 import Stemmer
 
+from judge.bilingual import TERMS, find_phrases
 from judge.lexicon import (
     ACRONYMS,
     BILINGUAL,
+    CONTRASTS,
     CURRENCY_SUFFIX,
     MONTHS,
     PERCENT_WORDS,
@@ -94,6 +96,8 @@ _ABBREVIATIONS = frozenset(
 )
 _LAST_WORD_RE = re.compile(r"(\S+)$")
 _ROMAN_RE = re.compile(r"[ivxl]+")
+# What ends just before a word that opens a sentence or an item: a full stop, colon, list marker, line break.
+_SENTENCE_OPEN_RE = re.compile(r"(?:[.!?:;)]|\n)[\s\"“(]*$")
 _BOUNDARY_RE = re.compile(r"[.!?](?=\s+[\"“(A-Z0-9])|\n+")
 
 
@@ -109,18 +113,56 @@ def _stem_keys(low: str, english: bool) -> set[str]:
     return keys
 
 
+def _content(phrase: str) -> tuple[str, ...]:
+    return tuple(word for word in phrase.split() if word not in STOPWORDS)
+
+
+# The bilingual lexicon (judge.bilingual) joins the word tables: its abbreviations ground their expansions,
+# its one-word English names translate like BILINGUAL's, its English phrases are matched whole (_PHRASES).
+_ACRONYMS = dict(ACRONYMS)
+_TRANSLATIONS: dict[str, tuple[str, ...]] = dict(BILINGUAL)
+_PHRASES: dict[str, tuple[tuple[str, ...], ...]] = {}
+for _term in TERMS:
+    if _term.abbreviation and _term.abbreviation.lower() not in _ACRONYMS:
+        _ACRONYMS[_term.abbreviation.lower()] = _content(_term.indonesian)
+    for _english in _term.english:
+        if " " in _english:
+            _PHRASES[_english] = (*_PHRASES.get(_english, ()), _content(_term.indonesian))
+        else:
+            _TRANSLATIONS[_english] = tuple(
+                dict.fromkeys(_TRANSLATIONS.get(_english, ()) + _content(_term.indonesian))
+            )
+
+
 @lru_cache(maxsize=65536)
 def word_keys(low: str, english: bool = False) -> frozenset[str]:
     """Matching keys for one lower-case word."""
     keys = _stem_keys(low, english)
-    for word in BILINGUAL.get(low, ()):
+    for word in _TRANSLATIONS.get(low, ()):
         keys |= _stem_keys(word, False)
     return frozenset(keys)
 
 
 @lru_cache(maxsize=4096)
 def acronym_keys(low: str) -> tuple[frozenset[str], ...]:
-    return tuple(frozenset(_stem_keys(word, False)) for word in ACRONYMS.get(low, ()))
+    return tuple(frozenset(_stem_keys(word, False)) for word in _ACRONYMS.get(low, ()))
+
+
+@lru_cache(maxsize=4096)
+def phrase_keys(low: str) -> tuple[tuple[frozenset[str], ...], ...]:
+    """For an English lexicon phrase ("import duty"): the keys of each word of each Indonesian equivalent."""
+    return tuple(
+        tuple(frozenset(_stem_keys(word, False)) for word in words) for words in _PHRASES.get(low, ())
+    )
+
+
+@lru_cache(maxsize=8192)
+def contrast_keys(low: str, english: bool = False) -> frozenset[str]:
+    """Keys of the words naming the other member of a pair with ``low`` (judge.lexicon.CONTRASTS)."""
+    keys: set[str] = set()
+    for word in CONTRASTS.get(low, ()):
+        keys |= word_keys(word, english)
+    return frozenset(keys)
 
 
 # A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
@@ -136,7 +178,11 @@ def is_grounded(token: Token, keys: frozenset[str] | set[str]) -> bool:
     if not token.keys.isdisjoint(keys):
         return True
     expansion = acronym_keys(token.low)
-    return bool(expansion) and all(not part.isdisjoint(keys) for part in expansion)
+    if expansion:
+        return all(not part.isdisjoint(keys) for part in expansion)
+    if " " in token.low:  # an English lexicon phrase: grounded by every word of one Indonesian equivalent
+        return any(all(not part.isdisjoint(keys) for part in words) for words in phrase_keys(token.low))
+    return False
 
 
 @dataclass
@@ -223,13 +269,42 @@ def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tu
                 )
                 start += len(part) + 1
             continue
-        tokens.append(Token(match.start(), match.end(), low, word_keys(low, english), word[0].isupper()))
+        # a capital opening the text or a sentence marks the sentence, not a name ("Porsi kuota …")
+        capital = word[0].isupper() and (word[1:2].isupper() or not _opens_sentence(text, match.start()))
+        tokens.append(Token(match.start(), match.end(), low, word_keys(low, english), capital))
+    if english:
+        tokens = _join_phrases(tokens)
     for ref in references:
         if ref.kind != "marker":
             name = f"§{ref.kind}={ref.value}"
             tokens.append(Token(ref.start, ref.end, name, frozenset({name}), False))
     tokens.sort(key=lambda token: token.start)
     return tuple(tokens)
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    before = text[max(0, start - 4) : start]
+    if not before.strip(' \t"“('):
+        return start < 4 or text[start - 5] in ".!?:;)\n"
+    return _SENTENCE_OPEN_RE.search(before) is not None
+
+
+def _join_phrases(tokens: list[Token]) -> list[Token]:
+    """English lexicon phrases ("general allocation fund") become one token, grounded by its Indonesian
+    equivalent as a whole (judge.bilingual): "import duty" is "bea masuk", never "bea keluar"."""
+    found = [m for m in find_phrases([t.low for t in tokens]) if m.language == "en" and m.end - m.start > 1]
+    if not found:
+        return tokens
+    out: list[Token] = []
+    position = 0
+    for match in found:
+        out.extend(tokens[position : match.start])
+        words = tokens[match.start : match.end]
+        low = " ".join(t.low for t in words)
+        out.append(Token(words[0].start, words[-1].end, low, frozenset({low}), any(t.capital for t in words)))
+        position = match.end
+    out.extend(tokens[position:])
+    return out
 
 
 def _sentences(text: str) -> tuple[tuple[int, int], ...]:
