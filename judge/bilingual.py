@@ -40,6 +40,11 @@ bruto : gross
 penerimaan : revenue; receipts; receipt
 penerimaan perpajakan : tax revenue; taxation revenue
 penerimaan pajak : tax revenue
+pendapatan pajak : tax revenue; tax income
+perdagangan internasional : international trade
+perdagangan : trade
+internasional : international
+lainnya : other
 penerimaan negara bukan pajak = PNBP : non-tax state revenue; non-tax revenue
 bukan pajak : non-tax
 hibah : grant; grants

@@ -20,7 +20,7 @@ from judge.numbers import (
 )
 from judge.periods import period_matches
 from judge.references import reference_keys
-from judge.textunits import TextView, Token, content_tokens, contrast_keys, is_grounded
+from judge.textunits import TextView, Token, content_tokens, contrast_keys, is_grounded, names_term
 
 # Most specific first: the first one seen explains the failure.
 REASON_PRIORITY = (
@@ -180,8 +180,8 @@ def entity_ok(
         if not is_grounded(token, all_keys):
             if not contrast_keys(token.low, english).isdisjoint(all_keys):
                 return False  # "impor" where the passage says "ekspor"
-            if token.capital:
-                return False
+            if token.capital or names_term(token):
+                return False  # a name or a budget term is never a mere restatement
             unknown += 1
     return unknown <= int(max_unknown_ratio * len(claim_fig.required))
 

@@ -156,6 +156,7 @@ FRAMING_WORDS = _words("""
     sebesar senilai sejumlah sebanyak setara tercatat mencapai menjadi total jumlah jumlahnya nilai nilainya
     besaran besarnya dianggarkan dialokasikan direncanakan ditetapkan ditargetkan diproyeksikan dipatok
     anggarannya rp rupiah idr persen sekitar kurang lebih kira-kira hampir paling sedikit banyak tahun
+    target sasaran pagu plafon
     amount amounts amounted totals totalled totaled stands stood reached reaches value worth figure recorded
     planned budgeted allocated set targeted projected about around approximately roughly nearly almost
     percent rupiahs billion million trillion thousand year years

@@ -251,6 +251,49 @@ def _pair_twins(text: str, figures: list[Figure]) -> list[Figure]:
     return kept
 
 
+_RANGE_GAP_RE = re.compile(r"\s*\)?\s*(?:-|–|sampai(?:\s+dengan)?|hingga|s\.d\.?|s/d|to)\s*", re.IGNORECASE)
+
+
+def _ranges(text: str, figures: list[Figure]) -> list[Figure]:
+    """ "11,5 sampai 12,5 persen", "rentang 5% hingga 15%": a range's ends are its lower and upper bounds
+    (as "paling rendah 5% dan paling tinggi 15%"), and its first number takes the second's unit. A figure's
+    spelled twin ("11,5% (sebelas koma lima persen)") is the same end."""
+    ends: list[list[int]] = []  # indexes of each figure and its twin
+    for index, figure in enumerate(figures):
+        previous = figures[index - 1] if index else None
+        if (
+            ends
+            and figure.spelled
+            and previous is not None
+            and not previous.spelled
+            and _TWIN_GAP_RE.fullmatch(text[previous.end : figure.start])
+        ):
+            ends[-1].append(index)
+        else:
+            ends.append([index])
+    for low, high in zip(ends, ends[1:], strict=False):
+        first, second = figures[low[-1]], figures[high[0]]
+        if kind_group(first) != "quantity" and first.kind != second.kind:
+            continue
+        if first.kind in PERIOD_KINDS or second.kind in PERIOD_KINDS or first.value >= second.value:
+            continue
+        if not _RANGE_GAP_RE.fullmatch(text, first.end, second.start):
+            continue
+        if first.bound not in (None, "min") or second.bound not in (None, "max"):
+            continue
+        shared = first.kind == "count" and first.unit is None and first.scale_word is None
+        for index in low:
+            figure = figures[index]
+            figures[index] = figure._replace(
+                bound="min",
+                kind=second.kind if shared else figure.kind,
+                unit=second.unit if shared else figure.unit,
+            )
+        for index in high:
+            figures[index] = figures[index]._replace(bound="max")
+    return figures
+
+
 @lru_cache(maxsize=4096)
 def parse_text(text: str, lang: str | None = None) -> ParsedText:
     """Figures and references of ``text`` (cached: passages are parsed once however many claims cite them)."""
@@ -293,7 +336,8 @@ def parse_uncached(text: str, lang: str | None = None) -> ParsedText:
     spelled = _spelled_figures(repaired_text, blocked, word_set)
     digits, spelled = reconcile(repaired_text, digits, spelled, lang)
     figures = sorted([*figures, *ratios, *digits, *spelled], key=lambda fig: (fig.start, fig.end))
-    return ParsedText(repaired_text, lang, tuple(_pair_twins(repaired_text, figures)), tuple(references))
+    figures = _ranges(repaired_text, _pair_twins(repaired_text, figures))
+    return ParsedText(repaired_text, lang, tuple(figures), tuple(references))
 
 
 def extract_figures(text: str, *, lang: str | None = None) -> list[Figure]:

@@ -24,6 +24,8 @@ class Polarity(NamedTuple):
     directions: frozenset[str]  # "up" / "down"
     negated: tuple[frozenset[str], ...]  # keys of each negated word
     asserted: frozenset[str]  # keys of words not under a negation
+    # keys of the content words right after each negated word (its object: "tidak termasuk penerbitan SBN")
+    objects: tuple[frozenset[str], ...] = ()
 
 
 def _is_negation(token: Token) -> bool:
@@ -37,6 +39,7 @@ _COMPARATIVE_UP = COMPARATIVE_UP | {"tinggi"}
 def polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
     directions: set[str] = set()
     negated: list[frozenset[str]] = []
+    objects: list[frozenset[str]] = []
     asserted: set[str] = set()
     for start, end in ranges:
         tokens = view.tokens_in(start, end)
@@ -55,18 +58,31 @@ def polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
                     directions.add("down")
             if low.startswith("non-") and len(low) > 4:
                 negated.append(token.keys - {low})
+                objects.append(frozenset())
                 continue
             if low in NEGATIONS or low.endswith("n't"):
                 for offset, target in enumerate(tokens[index + 1 : index + 4], index + 1):
                     if target.low in NEGATION_SKIP or target.low in STOPWORDS:
                         continue
                     negated.append(target.keys)
+                    objects.append(_object_keys(tokens[offset + 1 : offset + 5]))
                     skip_next = offset
                     break
                 continue
             if index != skip_next and len(low) > 2 and low not in NON_CONTENT and low[0] != "§":
                 asserted |= token.keys
-    return Polarity(frozenset(directions), tuple(negated), frozenset(asserted))
+    return Polarity(frozenset(directions), tuple(negated), frozenset(asserted), tuple(objects))
+
+
+def _object_keys(tokens: tuple[Token, ...]) -> frozenset[str]:
+    keys: set[str] = set()
+    for token in tokens:
+        if token.low in NON_CONTENT or len(token.low) <= 2 or token.low[0] == "§":
+            continue
+        keys |= token.keys
+        if len(keys) > 1 and token.low not in STOPWORDS:
+            break
+    return frozenset(keys)
 
 
 def _negates(keys: frozenset[str], negated: tuple[frozenset[str], ...]) -> bool:
@@ -81,9 +97,11 @@ def polarity_conflicts(claim: Polarity, region: Polarity, whole: Polarity) -> li
         reasons.append("polarity_conflict")
     elif claim.directions and not claim.directions <= region.directions:
         reasons.append("direction_unsupported")
-    for keys in claim.negated:
-        if _negates(keys, region.negated):
-            continue
+    for keys, thing in zip(claim.negated, claim.objects or ((),) * len(claim.negated), strict=True):
+        if _negates(keys, region.negated) or _negates(keys, whole.negated):
+            continue  # the source denies it too (in the region, or in the clause the claim restates)
+        if thing and any(not thing.isdisjoint(other) for other in (*region.objects, *whole.objects)):
+            continue  # it denies the same object in other words ("tidak mencakup" / "tidak termasuk")
         if not keys.isdisjoint(region.asserted) or (
             not _negates(keys, whole.negated) and not keys.isdisjoint(whole.asserted)
         ):

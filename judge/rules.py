@@ -19,7 +19,7 @@ from typing import Literal, NamedTuple
 from judge.base import Judge
 from judge.grounding import ClaimFigure, Source, ground_figure, ground_period
 from judge.lexicon import FRAMING_WORDS, MARKER_WORDS, NEGATIONS
-from judge.numbers import PERIOD_KINDS
+from judge.numbers import PERIOD_KINDS, Figure
 from judge.polarity import Polarity, polarity, polarity_conflicts
 from judge.references import reference_keys
 from judge.textunits import (
@@ -31,6 +31,7 @@ from judge.textunits import (
     contrast_keys,
     fresh_view,
     is_grounded,
+    names_term,
     phrase_keys,
 )
 from judge.types import JudgeItem, JudgePassage, JudgeResult
@@ -176,10 +177,15 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         required = tuple(_words_in(words, ranges))  # (every word in ``words`` starts at or after offset)
         placed.update(t.start for t in required)
         dated = view.dating_ranges(index) + view.topic if index in view.dating else ranges
-        found_periods = view.periods_in(dated) if periods_written else ()
+        found_periods = _own_periods(view, index, view.periods_in(dated)) if periods_written else ()
         in_region = tuple(f.period for f in found_periods if f.start >= offset and f.period)
         column_periods = tuple(f.period for f in found_periods if f.start < offset and f.period)
-        periods = (in_region + column_periods) or own_periods or context_periods
+        periods = (
+            (in_region + column_periods)
+            or _following_period(view, index, offset)
+            or own_periods
+            or context_periods
+        )
         directions = (
             polarity(view, view.regions.get(index, ())).directions if whole.directions else frozenset()
         )
@@ -206,6 +212,33 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         reference_keys([r for r in view.parsed.references if r.start >= offset]),
         _negated_figures(view, offset, figures),
     )
+
+
+_CLAUSE_BREAK_RE = re.compile(r"[,;]|\b(?:dan|serta|sedangkan|and|while)\b", re.IGNORECASE)
+
+
+def _own_periods(view: TextView, index: int, found: list[Figure]) -> list[Figure]:
+    """The claim's periods for figure ``index``, less those closing the previous clause: in "11% mulai 1 April
+    2022 dan menjadi 12% pada 2025" the April date is the 11%'s, not the 12%'s."""
+    start = view.figures[index].start
+    return [
+        period
+        for period in found
+        if period.end > start or not _CLAUSE_BREAK_RE.search(view.text, period.end, start)
+    ]
+
+
+def _following_period(view: TextView, index: int, offset: int) -> tuple[str, ...]:
+    """A period written right after the figure, in its clause ("11% mulai 1 April 2022"), before any other
+    quantity: the figure's own date."""
+    end = view.figures[index].end
+    for figure in view.figures[index + 1 :]:
+        if figure.kind not in PERIOD_KINDS:
+            return ()
+        if _CLAUSE_BREAK_RE.search(view.text, end, figure.start) or figure.start - end > 40:
+            return ()
+        return (figure.period,) if figure.period and figure.start >= offset else ()
+    return ()
 
 
 def _words_in(words: list[Token], ranges: tuple[tuple[int, int], ...]) -> list[Token]:
@@ -317,7 +350,8 @@ def check_claim(
     words = parts.loose_words if parts.figures else parts.words
     unknown = [t for t in words if not is_grounded(t, all_keys)]
     contrasted = any(not contrast_keys(t.low, english).isdisjoint(all_keys) for t in unknown)
-    if contrasted or any(t.capital for t in unknown) or len(unknown) > int(max_unknown_ratio * len(words)):
+    named = any(t.capital or names_term(t) for t in unknown)
+    if contrasted or named or len(unknown) > int(max_unknown_ratio * len(words)):
         reasons.append("entity_missing" if parts.figures else "low_coverage")
     if not parts.figures and not words and not parts.periods and not claim_refs:
         reasons.append("low_coverage")  # nothing in the claim can be checked
@@ -328,6 +362,10 @@ def check_claim(
             if not parts.figures and not spans and not reasons:
                 spans.append((source.key, *sentence))
     claim_polarity = parts.polarity
+    if any(cf.directions for cf in parts.figures):
+        # each figure's direction was checked against its own passage figure: several figures may move in
+        # different directions ("kemiskinan turun …, pertumbuhan …")
+        claim_polarity = claim_polarity._replace(directions=frozenset())
     for index, ranges in regions.items():
         view = sources[index].view
         reasons.extend(

@@ -134,6 +134,28 @@ for _term in TERMS:
             )
 
 
+def _term_heads() -> frozenset[str]:
+    """The head word of every Indonesian lexicon term (Indonesian puts it first: "dana" of "dana alokasi
+    umum", "bea" of "bea masuk"). Modifiers are told apart by the contrast and other-label checks."""
+    heads = {term.indonesian.split()[0] for term in TERMS}
+    heads.update(words[0] for words in BILINGUAL.values() if words)
+    heads.update(words[0] for words in ACRONYMS.values() if words)
+    return frozenset(heads - STOPWORDS - set(CONTRASTS))
+
+
+_TERM_HEADS = _term_heads()
+
+
+def names_term(token: Token) -> bool:
+    """Does the word name a budget, tax or legal term ("kesehatan", "cukai", "DAU", an English term the lexicon
+    translates)? Such a word must be found in the passage: it is never a mere restatement. Surface forms
+    only: "dibagi" is not "bagi", "terutang" is not "utang"."""
+    low = token.low
+    if " " in low or low in _ACRONYMS:
+        return True
+    return low in _TERM_HEADS or (low in _TRANSLATIONS and low not in CONTRASTS)
+
+
 @lru_cache(maxsize=65536)
 def word_keys(low: str, english: bool = False) -> frozenset[str]:
     """Matching keys for one lower-case word."""
