@@ -284,12 +284,22 @@ def _failure_reason(claim: Figure, sources: Sequence[Source], seen: set[str]) ->
     return reason
 
 
-def ground_period(period: str, sources: Sequence[Source]) -> tuple[bool, tuple[str, int, int] | None]:
-    """A claim period is grounded by a period written in a passage, or by its document identity."""
+def ground_period(
+    period: str, sources: Sequence[Source], bound: str | None = None
+) -> tuple[bool, tuple[str, int, int] | None]:
+    """A claim period is grounded by a period written in a passage, or by its document identity. A bounded
+    claim period ("paling lambat 30 November") needs the same bound; a passage period under another bound
+    comes back as ``(True, ("bound", start, end))``."""
+    other_bound = None
     for source in sources:
         for fig in source.view.figures:
             if fig.kind in PERIOD_KINDS and fig.period and period_matches(period, fig.period):
+                if bound is not None and fig.bound not in (None, bound):
+                    other_bound = ("bound", fig.start, fig.end)
+                    continue
                 return True, (source.key, fig.start, fig.end)
+        if other_bound is not None:
+            return True, other_bound
         if any(period_matches(period, found) for found in source.identity_periods):
             return True, None
     return False, None

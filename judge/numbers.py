@@ -324,6 +324,7 @@ def parse_uncached(text: str, lang: str | None = None) -> ParsedText:
                 period.start,
                 period.end,
                 kind,
+                bound=qualifiers(repaired_text, period.start)[1] if kind == "date" else None,
                 period=period.key,
                 ocr_repaired=any(period.start <= i < period.end for i in repaired),
             )

@@ -19,7 +19,7 @@ from judge.qualifiers import qualifiers
 # A run: an optional rupiah prefix, then chunks of digits (and look-alike letters, separators) joined by
 # single spaces; every chunk after the first holds a digit, so ordinary words are never swallowed.
 _RUN_RE = re.compile(
-    r"(?<![\w.,])(Rp\.?\s?)?([0-9][0-9OolI|.,]*|(?<=Rp)[lI|S][0-9OolI|.,]+|(?<=Rp\s)[lI|S][0-9OolI|.,]+)"
+    r"(?<![\w.,])(Rp\.?\s?)?([0-9][0-9OolI|.,]*|(?<=Rp)[lI|S][0-9OolI|.,]*|(?<=Rp\s)[lI|S][0-9OolI|.,]*)"
     r"(?![A-Za-z])((?:\s(?=[0-9OolI|.,]*[0-9.,])[0-9OolI|.,]+(?![A-Za-z]))*)(\s?(?:%o?|o/o))?"
 )
 _TWIN_AFTER_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")

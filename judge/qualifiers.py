@@ -61,6 +61,8 @@ _FILLERS = frozenset(
         "jangka",
         "waktu",
         "selama",
+        "tanggal",
+        "pada",
         "for",
     }
 )

@@ -147,6 +147,7 @@ class _ClaimParts(NamedTuple):
     words: tuple[Token, ...]  # required content words (checked for coverage when there is no figure)
     references: frozenset[tuple[str, str]]  # the claim's references (reference_keys)
     denied: frozenset[int]  # positions in ``figures`` of the figures the claim denies outright
+    period_bounds: dict[str, str]  # the claim's bounded periods: "paling lambat 30 November" → max
 
 
 # Small: a claim is parsed for check_claim and, at most, once more for hard_contradiction right after. Claims
@@ -211,6 +212,7 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         tuple(t for t in words if _word(t)),
         reference_keys([r for r in view.parsed.references if r.start >= offset]),
         _negated_figures(view, offset, figures),
+        {f.period: f.bound for f in view.figures if f.kind in PERIOD_KINDS and f.period and f.bound},
     )
 
 
@@ -282,7 +284,9 @@ def _region_polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Pol
 
 
 def _figure_direction(claimed: frozenset[str], view: TextView, figure_index: int) -> list[str]:
-    directions = _region_polarity(view, view.regions.get(figure_index, ())).directions
+    # the figure's own words: a list's lead-in ("sasaran pertumbuhan ekonomi …:") moves none of its items
+    own = view.labels.get(figure_index) or view.regions.get(figure_index, ())
+    directions = _region_polarity(view, own).directions
     if directions and claimed.isdisjoint(directions):
         return ["polarity_conflict"]
     return [] if claimed <= directions else ["direction_unsupported"]
@@ -339,9 +343,12 @@ def check_claim(
             source.view.regions.get(grounding.figure_index, ())
         )
     for period in parts.periods:
-        ok, span = ground_period(period, sources)
+        ok, span = ground_period(period, sources, parts.period_bounds.get(period))
         if not ok:
             reasons.append("period_mismatch")
+        elif span is not None and span[0] == "bound":
+            reasons.append("polarity_conflict")  # "paling cepat 30 November" for "paling lambat 30 November"
+            continue
         elif span is not None and not parts.figures:
             spans.append(span)
     claim_refs = parts.references
