@@ -179,6 +179,7 @@ ketentuan : provision; provisions
 ketentuan peralihan : transitional provisions
 ketentuan pidana : criminal provisions
 sanksi administratif : administrative sanction; administrative sanctions
+sanksi administrasi : administrative sanction; administrative sanctions
 sanksi : sanction; sanctions; penalty
 denda : fine; fines; penalty
 pidana penjara : imprisonment; prison sentence
@@ -192,6 +193,18 @@ pensiun : pension; pensions
 pegawai negeri sipil = PNS : civil servant; civil servants
 aparatur sipil negara = ASN : state civil apparatus; civil servants
 pelayanan publik : public service; public services
+kekurangan : shortfall; deficiency; underpayment
+tambahan : additional
+keberatan : objection
+banding : appeal
+keputusan : decision
+peredaran usaha : turnover; business turnover
+kuota : quota
+kas : treasury; cash
+kas daerah : regional treasury; regional cash
+termasuk : included; including; includes
+pelunasan : repayment; settlement
+bulanan : monthly
 pendidikan : education
 kesehatan : health
 jaminan sosial : social security

@@ -183,7 +183,14 @@ def entity_ok(
             if token.capital or names_term(token):
                 return False  # a name or a budget term is never a mere restatement
             unknown += 1
-    return unknown <= int(max_unknown_ratio * len(claim_fig.required))
+    return unknown <= allowed_unknown(max_unknown_ratio, len(claim_fig.required))
+
+
+def allowed_unknown(ratio: float, words: int) -> int:
+    """How many of ``words`` content words may be missing from the passage: the ratio's share, and at least one
+    when a word is grounded beside it (never the only word) and the ratio tolerates any."""
+    share = int(ratio * words)
+    return max(share, 1) if ratio > 0 and words >= 2 else share
 
 
 def _local_period_ok(claim_fig: ClaimFigure, source: Source, figure_index: int) -> bool:

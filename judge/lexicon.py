@@ -146,17 +146,20 @@ STOPWORDS = _words("""
     bahwa agar karena jika bila apabila maka para atas bagi secara antara hingga sampai terhadap tentang
     ada adanya dapat harus wajib masing-masing setiap tiap semua seluruh hal ia mereka kami kita
     nya pun lah kah saja hanya sedang masih lagi pula sendiri tiap-tiap yaitu yakni ialah sebagaimana dimaksud
-    adalah merupakan s.d sd dst dll
+    adalah merupakan s.d sd dst dll sehingga sedangkan lalu kemudian selain jika sisanya antaranya namun tetapi
+    yakni bahwasanya itu
     the a an of and or in on at to for with by from as is are was were be been being this that these those it
     its their there which who whom whose than then into onto over per via also only such each every all any
-    has have had will would shall may might can could should must do does did
+    has have had will would shall may might can could should must do does did if when whenever they them
+    after before once only until unless while where what how then both either just even still same its
+    other others whose
 """)
 # Words that frame a figure without being an entity: a claim may use them without the passage doing so.
 FRAMING_WORDS = _words("""
     sebesar senilai sejumlah sebanyak setara tercatat mencapai menjadi total jumlah jumlahnya nilai nilainya
     besaran besarnya dianggarkan dialokasikan direncanakan ditetapkan ditargetkan diproyeksikan dipatok
     anggarannya rp rupiah idr persen sekitar kurang lebih kira-kira hampir paling sedikit banyak tahun
-    target sasaran pagu plafon
+    target sasaran pagu plafon mulai sejak berlaku
     amount amounts amounted totals totalled totaled stands stood reached reaches value worth figure recorded
     planned budgeted allocated set targeted projected about around approximately roughly nearly almost
     percent rupiahs billion million trillion thousand year years

@@ -253,6 +253,11 @@ def _prose_regions(
             if index in roles:
                 roles[twin_of_digit[index]] = roles[index]
         previous_end[sentence[0]] = end
+        if len(own) > 1 and link is None:
+            # "40% untuk pengawas internal dan 60% …": the words linked after a figure name it, not the next
+            following = next((figures[i].start for i in ordered if figures[i].start > fig.start), sentence[1])
+            if own[1][1] <= following:
+                previous_end[sentence[0]] = own[1][1]
 
 
 _ITEM_START_RE = re.compile(r"\s*(?:[a-z]\.|\d{1,2}\s?\.|\(\d{1,2}[a-z]?\)|[-–•])\s")

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from judge.base import Judge
-from judge.grounding import ClaimFigure, Source, ground_figure, ground_period
+from judge.grounding import ClaimFigure, Source, allowed_unknown, ground_figure, ground_period
 from judge.lexicon import FRAMING_WORDS, MARKER_WORDS, NEGATIONS
 from judge.numbers import PERIOD_KINDS, Figure
 from judge.polarity import Polarity, polarity, polarity_conflicts
@@ -358,7 +358,7 @@ def check_claim(
     unknown = [t for t in words if not is_grounded(t, all_keys)]
     contrasted = any(not contrast_keys(t.low, english).isdisjoint(all_keys) for t in unknown)
     named = any(t.capital or names_term(t) for t in unknown)
-    if contrasted or named or len(unknown) > int(max_unknown_ratio * len(words)):
+    if contrasted or named or len(unknown) > allowed_unknown(max_unknown_ratio, len(words)):
         reasons.append("entity_missing" if parts.figures else "low_coverage")
     if not parts.figures and not words and not parts.periods and not claim_refs:
         reasons.append("low_coverage")  # nothing in the claim can be checked
