@@ -159,7 +159,7 @@ FRAMING_WORDS = _words("""
     sebesar senilai sejumlah sebanyak setara tercatat mencapai menjadi total jumlah jumlahnya nilai nilainya
     besaran besarnya dianggarkan dialokasikan direncanakan ditetapkan ditargetkan diproyeksikan dipatok
     anggarannya rp rupiah idr persen sekitar kurang lebih kira-kira hampir paling sedikit banyak tahun
-    target sasaran pagu plafon mulai sejak berlaku
+    mulai sejak berlaku
     amount amounts amounted totals totalled totaled stands stood reached reaches value worth figure recorded
     planned budgeted allocated set targeted projected about around approximately roughly nearly almost
     percent rupiahs billion million trillion thousand year years
@@ -402,7 +402,7 @@ for _group in """
     ekspor / impor | masuk / keluar | intern internal / ekstern eksternal | pusat / daerah | luar / dalam |
     barat / timur / utara / selatan / tengah | provinsi / kabupaten / kota / desa |
     pendapatan penerimaan / belanja pengeluaran | surplus / defisit | positif / negatif | bruto / neto |
-    umum reguler / khusus | tetap / sementara | badan / pribadi | penjara / kurungan | pertama / terakhir |
+    umum reguler / khusus | target rencana sasaran pagu / realisasi | tetap / sementara | badan / pribadi | penjara / kurungan | pertama / terakhir |
     awal / akhir | domestik / asing | nominal / riil | primer / sekunder | pokok / bunga |
     minimum / maksimum |
     harian / mingguan / bulanan / tahunan |
@@ -415,6 +415,17 @@ for _group in """
     for _side in _sides:
         for _word in _side:
             CONTRASTS[_word] = frozenset().union(*(other for other in _sides if other is not _side))
+
+# Synonyms of budget and statute language: a restatement may use any word of a group for another.
+SYNONYMS: dict[str, frozenset[str]] = {}
+for _group in """
+    target sasaran rencana direncanakan ditargetkan | pagu plafon alokasi | dipidana diancam hukuman pidana |
+    termasuk mencakup meliputi | memperoleh mendapat mendapatkan menerima | ditetapkan ditentukan |
+    dikenai dikenakan | dibayar disetor dilunasi | wajib harus | porsi bagian proporsi
+""".split("|"):
+    _members = frozenset(_group.split())
+    for _word in _members:
+        SYNONYMS[_word] = _members - {_word}
 
 # Words the polarity and bound checks own; entity and coverage checks leave them alone.
 MARKER_WORDS = frozenset(

@@ -28,6 +28,7 @@ from judge.lexicon import (
     PERCENT_WORDS,
     SCALE_WORDS,
     STOPWORDS,
+    SYNONYMS,
 )
 from judge.numbers import PERIOD_KINDS, Figure, ParsedText, parse_text, parse_uncached
 from judge.references import Reference
@@ -140,7 +141,7 @@ def _term_heads() -> frozenset[str]:
     heads = {term.indonesian.split()[0] for term in TERMS}
     heads.update(words[0] for words in BILINGUAL.values() if words)
     heads.update(words[0] for words in ACRONYMS.values() if words)
-    return frozenset(heads - STOPWORDS - set(CONTRASTS))
+    return frozenset(heads - STOPWORDS)
 
 
 _TERM_HEADS = _term_heads()
@@ -161,6 +162,8 @@ def word_keys(low: str, english: bool = False) -> frozenset[str]:
     """Matching keys for one lower-case word."""
     keys = _stem_keys(low, english)
     for word in _TRANSLATIONS.get(low, ()):
+        keys |= _stem_keys(word, False)
+    for word in SYNONYMS.get(low, ()):
         keys |= _stem_keys(word, False)
     return frozenset(keys)
 
