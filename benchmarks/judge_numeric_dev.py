@@ -88,7 +88,9 @@ def evaluate(root: Path) -> dict[str, Any]:
             wrong[key] = wrong.get(key, 0) + 1
     metrics["wrong_by_perturbation_and_first_reason"] = dict(sorted(wrong.items()))
     metrics["note"] = "in-sample (dev, tuned on): the rules were adjusted while looking at this set's errors"
-    metrics["input"] = "claim; passage; document = source_title; via judge.offline.judge_records (aceh-rag judge)"
+    metrics["input"] = (
+        "claim; passage; document = source_title; via judge.offline.judge_records (aceh-rag judge)"
+    )
     return {"metrics": metrics, "report": report}
 
 

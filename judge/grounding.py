@@ -97,11 +97,22 @@ def _other_label_keys(view: TextView, figure_index: int) -> frozenset[str]:
     if cached is None:
         own = view.labels.get(figure_index, ())
         group = kind_group(view.figures[figure_index])
+        sentence = view.sentence_at(view.figures[figure_index].start)
+        prose = figure_index not in view.in_table
         keys: set[str] = set()
         for index in view.quantities:
             ranges = view.labels.get(index, ())
+            if prose and index < figure_index and view.sentence_at(view.figures[index].start) == sentence:
+                # the words before an earlier figure of the sentence are its subject, shared by the later
+                # ones; the words linked after it ("untuk mendanai …") are its own
+                ranges = ranges[1:]
             # a percent is never mistaken for an amount: only figures of the same kind name other entities
-            if index != figure_index and ranges and ranges != own and kind_group(view.figures[index]) == group:
+            if (
+                index != figure_index
+                and ranges
+                and ranges != own
+                and kind_group(view.figures[index]) == group
+            ):
                 keys |= view.keys_in(ranges)
         cached = view.memo[memo_key] = frozenset(keys)
     return cached  # type: ignore[return-value]
@@ -187,8 +198,8 @@ def entity_ok(
 
 
 def allowed_unknown(ratio: float, words: int) -> int:
-    """How many of ``words`` content words may be missing from the passage: the ratio's share, and at least one
-    when a word is grounded beside it (never the only word) and the ratio tolerates any."""
+    """How many of ``words`` content words may be missing from the passage: the ratio's share, and at least
+    one when a word is grounded beside it (never the only word) and the ratio tolerates any."""
     share = int(ratio * words)
     return max(share, 1) if ratio > 0 and words >= 2 else share
 

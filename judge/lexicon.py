@@ -146,7 +146,8 @@ STOPWORDS = _words("""
     bahwa agar karena jika bila apabila maka para atas bagi secara antara hingga sampai terhadap tentang
     ada adanya dapat harus wajib masing-masing setiap tiap semua seluruh hal ia mereka kami kita
     nya pun lah kah saja hanya sedang masih lagi pula sendiri tiap-tiap yaitu yakni ialah sebagaimana dimaksud
-    adalah merupakan s.d sd dst dll sehingga sedangkan lalu kemudian selain jika sisanya antaranya namun tetapi
+    adalah merupakan s.d sd dst dll sehingga sedangkan lalu kemudian selain jika sisanya antaranya namun
+    tetapi
     yakni bahwasanya itu
     the a an of and or in on at to for with by from as is are was were be been being this that these those it
     its their there which who whom whose than then into onto over per via also only such each every all any
@@ -402,7 +403,8 @@ for _group in """
     ekspor / impor | masuk / keluar | intern internal / ekstern eksternal | pusat / daerah | luar / dalam |
     barat / timur / utara / selatan / tengah | provinsi / kabupaten / kota / desa |
     pendapatan penerimaan / belanja pengeluaran | surplus / defisit | positif / negatif | bruto / neto |
-    umum reguler / khusus | target rencana sasaran pagu / realisasi | tetap / sementara | badan / pribadi | penjara / kurungan | pertama / terakhir |
+    umum reguler / khusus | target rencana sasaran pagu / realisasi | tetap / sementara | badan / pribadi |
+    penjara / kurungan | pertama / terakhir |
     awal / akhir | domestik / asing | nominal / riil | primer / sekunder | pokok / bunga |
     minimum / maksimum |
     harian / mingguan / bulanan / tahunan |

@@ -97,7 +97,8 @@ def polarity_conflicts(claim: Polarity, region: Polarity, whole: Polarity) -> li
         reasons.append("polarity_conflict")
     elif claim.directions and not claim.directions <= region.directions:
         reasons.append("direction_unsupported")
-    for keys, thing in zip(claim.negated, claim.objects or ((),) * len(claim.negated), strict=True):
+    objects = claim.objects or (frozenset(),) * len(claim.negated)
+    for keys, thing in zip(claim.negated, objects, strict=True):
         if _negates(keys, region.negated) or _negates(keys, whole.negated):
             continue  # the source denies it too (in the region, or in the clause the claim restates)
         if thing and any(not thing.isdisjoint(other) for other in (*region.objects, *whole.objects)):

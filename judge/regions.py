@@ -215,7 +215,14 @@ def _prose_regions(
             ranges.append(list_lead)
         if _LINK_RE.match(view_text, end):
             clause_end = _CLAUSE_END_RE.search(view_text, end, sentence[1])
-            own.append((end, clause_end.start() if clause_end else sentence[1]))
+            stop = clause_end.start() if clause_end else sentence[1]
+            if clause_end and clause_end.group().startswith(","):
+                # "50% untuk mendanai A, B, dan C; dan …": a list after the link runs to the item's end
+                item_end = _ITEM_BREAK_RE.search(view_text, end, sentence[1])
+                following = next((figures[i].start for i in ordered if figures[i].start > end), sentence[1])
+                if item_end and item_end.start() < following:
+                    stop = item_end.start()
+            own.append((end, stop))
         elif fig.kind in ("count", "percent", "permille") and (
             head := _HEAD_RE.match(view_text, end, sentence[1])
         ):

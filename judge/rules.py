@@ -410,8 +410,11 @@ class RuleJudge(Judge):
     """The embedded, deterministic judge: ``check_claim`` for every item, no model needed."""
 
     name = "rules"
+    deterministic = True
 
-    def __init__(self, *, max_unknown_ratio: float | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, *, max_unknown_ratio: float | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
         self._max_unknown_ratio = max_unknown_ratio
         self._clock = clock
 

@@ -148,9 +148,9 @@ _TERM_HEADS = _term_heads()
 
 
 def names_term(token: Token) -> bool:
-    """Does the word name a budget, tax or legal term ("kesehatan", "cukai", "DAU", an English term the lexicon
-    translates)? Such a word must be found in the passage: it is never a mere restatement. Surface forms
-    only: "dibagi" is not "bagi", "terutang" is not "utang"."""
+    """Does the word name a budget, tax or legal term ("kesehatan", "cukai", "DAU", an English term the
+    lexicon translates)? Such a word must be found in the passage: it is never a mere restatement. Surface
+    forms only: "dibagi" is not "bagi", "terutang" is not "utang"."""
     low = token.low
     if " " in low or low in _ACRONYMS:
         return True
