@@ -355,7 +355,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--distractors", type=int, default=50)
     parser.add_argument("--index", type=Path, default=None, help="reuse or keep the index in this folder")
     parser.add_argument("--demo", action="store_true", help="the demo questions over configs/demo_corpus")
+    parser.add_argument(
+        "--full-index",
+        type=Path,
+        default=None,
+        help="a prebuilt full-corpus index (read only): legal_qa_dev scored by its score_qa.py, then ours",
+    )
+    parser.add_argument("--label", default="in-sample (dev, tuned on)", help="how the figures may be read")
     args = parser.parse_args(argv)
+    if args.full_index:
+        from benchmarks.legal_qa_dev import run_full
+
+        return run_full(args.full_index, args.label, argv, _write)
     if args.demo:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         demo = run_demo(args.index)
