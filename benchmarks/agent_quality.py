@@ -133,7 +133,7 @@ async def _ask(agent: Any, question: str) -> tuple[Any, float]:
 
 def evaluate(agent: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from serve_app.compose import compose
-    from serve_app.refusals import NOT_FOUND_FRAMING
+    from serve_app.refusals import FRAMINGS_EN, NOT_FOUND_FRAMING
 
     rows = []
     for q in questions:
@@ -159,7 +159,8 @@ def evaluate(agent: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]
                 "cites_gold": any(set(s.cites) & gold_keys for s in facts),
                 "states_figure": bool(stating) if figure else None,
                 "figure_cited_gold": any(set(s.cites) & gold_keys for s in stating) if figure else None,
-                "not_found": [s.text for s in outcome.segments] == [NOT_FOUND_FRAMING],
+                "not_found": [s.text for s in outcome.segments]
+                in ([NOT_FOUND_FRAMING], [FRAMINGS_EN[NOT_FOUND_FRAMING]]),
                 "latency_ms": round(latency_ms, 1),
                 "answer": answer,
             }

@@ -34,7 +34,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("ACEH_SHARED_DATA", ROOT / ".." / "shared" / "data"))
+# ../shared/data beside the checkout (../../shared/data for a worktree one level deeper)
+DATA = Path(
+    os.environ.get("ACEH_SHARED_DATA")
+    or next((p for p in (ROOT.parent / "shared" / "data", ROOT.parents[1] / "shared" / "data") if p.is_dir()),
+            ROOT.parent / "shared" / "data")
+)
 DEV = DATA / "legal_qa_dev"
 GOLD = DEV / "legal_qa_dev.jsonl"
 SCORER = DEV / "score_qa.py"

@@ -45,7 +45,7 @@ from serve_app.tools_planner import (
     expected_figure,
     query_terms,
 )
-from serve_app.tools_text import period_years, stem, title_acronyms, words
+from serve_app.tools_text import amount_goes_on, period_years, stem, title_acronyms, words
 
 __all__ = [
     "QUESTION_WORDS",
@@ -73,11 +73,6 @@ _AYAT_START = re.compile(r"^\((\d+[a-z]?)\)")
 _PASAL = re.compile(r"(?i)\bPasal\s+(\d+[A-Z]?)\b")
 _SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
 MIN_UNIT_CHARS = 20
-# An amount whose integer part is still open ("Rp1.234.567." before an OCR space and "890.000,00"), and the
-# digit group that continues it: no sentence ends between the two (a cut there states a figure a million
-# times too small).
-_OPEN_AMOUNT = re.compile(r"(?<![\d,])\d{1,3}(?:\s?\.\s?\d{3})*\s?\.$")
-_AMOUNT_GOES_ON = re.compile(r"\d{1,3}(?:\s?[.,]\s?\d|\s\d{1,3}[.,]\d)")
 _VERB_LIKE = re.compile(r"^(?:me|di|ber|ter|mem|men|meng|meny)[a-z]{4,}$")
 _ACRONYM_SKIP = frozenset("dan atau serta di ke dari untuk yang dalam".split())
 # "Tahun Anggaran 2024" dates a statement; its "anggaran" is no budget the question asks about.
@@ -194,7 +189,7 @@ def _pieces(line: str) -> tuple[str, ...]:
         single = len(token) <= 1 and len(before.split()) <= 1
         if before.endswith(".") and (token in _ABBREVIATIONS or single):
             continue
-        if _OPEN_AMOUNT.search(before) and _AMOUNT_GOES_ON.match(line, m.end()):
+        if amount_goes_on(before, line, m.end()):
             continue
         pieces.append(line[start : m.start()])
         start = m.end()
