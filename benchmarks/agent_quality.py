@@ -141,7 +141,7 @@ async def _ask(agent: Any, question: str) -> tuple[Any, float]:
 
 def evaluate(agent: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from serve_app.compose import compose
-    from serve_app.refusals import NOT_FOUND_FRAMING
+    from serve_app.refusals import FRAMINGS_EN, NOT_FOUND_FRAMING
 
     rows = []
     for q in questions:
@@ -167,7 +167,8 @@ def evaluate(agent: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]
                 "cites_gold": any(set(s.cites) & gold_keys for s in facts),
                 "states_figure": bool(stating) if figure else None,
                 "figure_cited_gold": any(set(s.cites) & gold_keys for s in stating) if figure else None,
-                "not_found": [s.text for s in outcome.segments] == [NOT_FOUND_FRAMING],
+                "not_found": [s.text for s in outcome.segments]
+                in ([NOT_FOUND_FRAMING], [FRAMINGS_EN[NOT_FOUND_FRAMING]]),
                 "latency_ms": round(latency_ms, 1),
                 "answer": answer,
             }
@@ -371,7 +372,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--distractors", type=int, default=50)
     parser.add_argument("--index", type=Path, default=None, help="reuse or keep the index in this folder")
     parser.add_argument("--demo", action="store_true", help="the demo questions over configs/demo_corpus")
+    parser.add_argument(
+        "--full-index",
+        type=Path,
+        default=None,
+        help="a prebuilt full-corpus index (read only): legal_qa_dev scored by its score_qa.py, then ours",
+    )
+    parser.add_argument("--label", default="in-sample (dev, tuned on)", help="how the figures may be read")
     args = parser.parse_args(argv)
+    if args.full_index:
+        from benchmarks.legal_qa_dev import run_full
+
+        return run_full(args.full_index, args.label, argv, _write)
     if args.demo:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         demo = run_demo(args.index)
