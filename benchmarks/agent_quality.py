@@ -34,6 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -348,7 +349,7 @@ def demo_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write(result: Result, render: Any, quick: bool = False) -> None:
+def _write(result: Result, render: Callable[[dict[str, Any]], str], quick: bool = False) -> None:
     """The record to results/<benchmark>.json and its Markdown table next to it."""
     record = result.to_json() | {"machine": machine_summary(result.machine)}
     text = render(record)
