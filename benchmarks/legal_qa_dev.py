@@ -291,6 +291,8 @@ def project_questions(index_dir: Path) -> dict[str, Any]:
 
 
 def full_markdown(result: dict[str, Any]) -> str:
+    from benchmarks.agent_quality import rate_table
+
     own = result["project_questions"]["summary"]
     lines = [
         "# Agent quality over the full corpus (legal_qa_dev, scored by its score_qa.py)",
@@ -307,12 +309,9 @@ def full_markdown(result: dict[str, Any]) -> str:
         "",
         "## The project's own questions (benchmarks/data/legal_questions.jsonl), same index",
         "",
-        "| metric | hits | of | rate |",
-        "| --- | --- | --- | --- |",
+        *rate_table(own, ((key, key) for key in
+                          ("gold_shown", "cites_gold", "states_figure", "figure_cited_gold", "not_found"))),
     ]
-    for key in ("gold_shown", "cites_gold", "states_figure", "figure_cited_gold", "not_found"):
-        m = own[key]
-        lines.append(f"| {key} | {m['hits']} | {m['total']} | {m['rate']}% |")
     return "\n".join(lines) + "\n"
 
 
