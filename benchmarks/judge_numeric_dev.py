@@ -113,7 +113,7 @@ def table(metrics: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from benchmarks.build_judge_dev import data_dir
+    from benchmarks.datasets.build_judge_dev import data_dir
 
     root = data_dir()
     if not available(root):

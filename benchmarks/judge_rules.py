@@ -10,10 +10,10 @@ it (claim; passage; document = source title; ``unverified`` counts as wrong) and
 accuracy) and per language. It is in-sample: the rules were tuned while looking at its errors.
 
 Regression set only: the set built at run time from ../shared/data (or $ACEH_SHARED_DATA) by
-benchmarks/build_judge_dev.py, split by document into ``dev`` and ``heldout``. Its labels and perturbations
-come from the judge's own parser and templates, so it checks that the rules still catch what they were
-built to catch; it is no measure of quality. IndoNLI pairs whose premise or hypothesis holds a figure are
-reported apart (entailment → supported, neutral/contradiction → unsupported). Speed is measured on one
+benchmarks/datasets/build_judge_dev.py, split by document into ``dev`` and ``heldout``. Its labels and
+perturbations come from the judge's own parser and templates, so it checks that the rules still catch what
+they were built to catch; it is no measure of quality. IndoNLI pairs whose premise or hypothesis holds a
+figure are reported apart (entailment → supported, neutral/contradiction → unsupported). Speed is measured on one
 core (the process is pinned where the OS allows) for passages of about 300 characters, cold (nothing cached)
 and warm (passage already parsed, claim new), with the share of that time spent in Python's cyclic garbage
 collector (left at its defaults: no gc tuning here nor in the library). ``--compare REF`` also measures the
@@ -24,13 +24,11 @@ processes, alternating, same pairs. Writes benchmarks/results/judge_rules.json.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import gc
 import io
 import json
 import os
 import pickle
-import platform
 import statistics
 import subprocess
 import sys
@@ -42,14 +40,14 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import judge_numeric_dev
-from benchmarks.build_judge_dev import build, data_dir
+from benchmarks.datasets.build_judge_dev import build, data_dir
+from benchmarks.harness import Figure, Result, command, percentile, write_result
 from judge import numbers, rules, textunits
 from judge.numbers import extract_figures
 from judge.rules import check_claim
 from judge.types import JudgePassage
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULT = ROOT / "benchmarks" / "results" / "judge_rules.json"
 EXPECTED = {
     "scale": {"scale_mismatch"},
     "digit": {"figure_mismatch"},
@@ -237,9 +235,9 @@ def measure_speed(items: list[dict[str, Any]], runs: int) -> dict[str, Any]:
         "passage_chars_mean": round(mean_chars, 1),
         "pairs_cold": 600,
         "pairs_warm": len(rest),
-        "cold_pairs_per_s": round(statistics.median(cold)),
-        "warm_pairs_per_s": round(statistics.median(warm)),
-        "warm_gc_share": round(statistics.median(gc_share), 3),
+        "cold_pairs_per_s": round(percentile(cold, 0.5)),
+        "warm_pairs_per_s": round(percentile(warm, 0.5)),
+        "warm_gc_share": round(percentile(gc_share, 0.5), 3),
         "runs": runs,
         "clock": "process CPU time",
     }
@@ -277,7 +275,7 @@ def compare_speed(items: list[dict[str, Any]], ref: str, rounds: int, runs: int)
     out: dict[str, Any] = {"ref": ref, "rounds": rounds, "runs_per_round": runs}
     for side, results in measured.items():
         out[side] = {
-            key: round(statistics.median(r[key] for r in results), 3 if key == "warm_gc_share" else None)
+            key: round(percentile([r[key] for r in results], 0.5), 3 if key == "warm_gc_share" else None)
             for key in ("cold_pairs_per_s", "warm_pairs_per_s", "warm_gc_share")
         }
         out[side]["warm_pairs_per_s_each"] = [r["warm_pairs_per_s"] for r in results]
@@ -336,33 +334,44 @@ def _table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def figures(details: dict[str, Any]) -> dict[str, Figure]:
+    """Headline: judge_numeric_dev (balanced accuracy, unsupported recall, English accuracy), then the
+    regression set (dev and held-out documents), IndoNLI and warm speed."""
+    out: dict[str, Figure] = {}
+    if "judge_numeric_dev" in details:
+        dev_set = details["judge_numeric_dev"]
+        out["judge_numeric_dev balanced acc."] = round(dev_set["overall"]["balanced_accuracy"], 3)
+        out["judge_numeric_dev unsupported recall"] = round(dev_set["overall"]["recall_unsupported"], 3)
+        out["judge_numeric_dev English acc."] = round(dev_set["per_lang"]["en"]["accuracy"], 3)
+    regression = details["regression_set"]
+    out["regression set balanced acc. dev / held-out"] = (
+        f"{regression['dev']['balanced_accuracy']} / {regression['heldout']['balanced_accuracy']}"
+    )
+    if "val" in details["indonli"]:
+        out["IndoNLI figure pairs"] = round(details["indonli"]["val"]["strict"]["balanced_accuracy"], 3)
+    out["warm pairs/s, 1 core"] = f"{details['speed']['warm_pairs_per_s']:,}"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small dev set, IndoNLI val only (< 60 s)")
     parser.add_argument("--compare", metavar="REF", help="also measure judge/ at this git revision")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     root = data_dir()
     if not (root / "apba_aceh_2025").exists() or not (root / "indo_legal_corpus").exists():
         print(f"shared data not found under {root}; nothing to measure", file=sys.stderr)
-        raise SystemExit(2)
+        return 2
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     started = time.time()
     items = build(root, quick=args.quick)
-    result: dict[str, Any] = {
-        "benchmark": "judge_rules",
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()} {os.cpu_count()} cores, {platform.processor() or 'cpu'}, "
-        f"Python {platform.python_version()}",
-        "command": "python -m benchmarks.judge_rules" + (" --quick" if args.quick else ""),
-        "threads": 1,
-        "quick": args.quick,
-    }
+    details: dict[str, Any] = {"threads": 1, "quick": args.quick}
     if judge_numeric_dev.available(root):
-        result["judge_numeric_dev"] = judge_numeric_dev.evaluate(root)["metrics"]
+        details["judge_numeric_dev"] = judge_numeric_dev.evaluate(root)["metrics"]
     else:
         print(f"{judge_numeric_dev.dev_dir(root)} not found: main figure skipped", file=sys.stderr)
-    result |= {
+    details |= {
         "regression_set": evaluate_dev(items),
         "regression_set_note": "labels and perturbations from the judge's own parser and templates: a "
         "regression check of the rules, not a quality figure",
@@ -370,17 +379,22 @@ def main() -> None:
         "speed": measure_speed(items, runs=1 if args.quick else 3),
     }
     if args.compare:
-        result["command"] += f" --compare {args.compare}"
-        result["speed_compare"] = compare_speed(items, args.compare, rounds=2, runs=1 if args.quick else 3)
-    result["seconds"] = round(time.time() - started, 1)
-    table = _table(result)
+        details["speed_compare"] = compare_speed(items, args.compare, rounds=2, runs=1 if args.quick else 3)
+    details["seconds"] = round(time.time() - started, 1)
+    table = _table(details)
     print(table)
-    result["table"] = table
-    path = RESULT.with_name("judge_rules_quick.json") if args.quick else RESULT
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    details["table"] = table
+    # judge_numeric_dev: hand-written claims, the dataset's labels, in-sample (tuned on). The generated set's
+    # labels come from our own generator: a regression check of the rules, not an estimate of their quality.
+    result = Result(
+        benchmark="judge_rules", figures=figures(details), in_sample=True,
+        data="judge_numeric_dev (193 hand-written claims over 11 statutes, its labels and scorer; tuned on); "
+        "regression set generated from real statutes and the APBA table (our labels); IndoNLI val",
+        command=command("judge_rules", argv), details=details)
+    path = write_result(result, quick=args.quick)
     print(f"→ {path.relative_to(ROOT)}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
