@@ -13,12 +13,12 @@ Regression set only: the set built at run time from ../shared/data (or $ACEH_SHA
 benchmarks/datasets/build_judge_dev.py, split by document into ``dev`` and ``heldout``. Its labels and
 perturbations come from the judge's own parser and templates, so it checks that the rules still catch what
 they were built to catch; it is no measure of quality. IndoNLI pairs whose premise or hypothesis holds a
-figure are reported apart (entailment → supported, neutral/contradiction → unsupported). Speed is measured on one
-core (the process is pinned where the OS allows) for passages of about 300 characters, cold (nothing cached)
-and warm (passage already parsed, claim new), with the share of that time spent in Python's cyclic garbage
-collector (left at its defaults: no gc tuning here nor in the library). ``--compare REF`` also measures the
-judge/ package of git revision REF (read with ``git archive``) side by side with the working tree: fresh
-processes, alternating, same pairs. Writes benchmarks/results/judge_rules.json.
+figure are reported apart (entailment → supported, neutral/contradiction → unsupported). Speed is measured
+on one core (the process is pinned where the OS allows) for passages of about 300 characters, cold (nothing
+cached) and warm (passage already parsed, claim new), with the share of that time spent in Python's cyclic
+garbage collector (left at its defaults: no gc tuning here nor in the library). ``--compare REF`` also
+measures the judge/ package of git revision REF (read with ``git archive``) side by side with the working
+tree: fresh processes, alternating, same pairs. Writes benchmarks/results/judge_rules.json.
 """
 
 from __future__ import annotations
