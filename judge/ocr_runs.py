@@ -25,6 +25,9 @@ _RUN_RE = re.compile(
 _TWIN_AFTER_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
 _LOOKALIKE = str.maketrans({"O": "0", "o": "0", "l": "1", "I": "1", "|": "1", "S": "5"})
 _DAMAGE_RE = re.compile(r"[OolI|S]|\d\s|\s\d|[.,]\s")
+# A cheap test of a whole text for a damaged run: digits beside a space or a look-alike letter, or a
+# look-alike letter right after "Rp".
+_SUSPECT_RE = re.compile(r"\d[.,]?\s[.,]?\d|\d[OolI|]|[OolI|]\d|Rp\s?[lI|S]|\d%o|o/o")
 
 
 def _inside(figure: Figure, start: int, end: int) -> bool:
@@ -35,7 +38,7 @@ def reconcile(
     text: str, digits: list[Figure], spelled: list[Figure], lang: str
 ) -> tuple[list[Figure], list[Figure]]:
     """(digit figures, spelled figures) with damaged runs read by their words, or whole."""
-    if not _DAMAGE_RE.search(text):
+    if not _SUSPECT_RE.search(text):
         return digits, spelled
     spelled_at = {figure.start: index for index, figure in enumerate(spelled)}
     drop: set[int] = set()

@@ -33,6 +33,13 @@ def _is_negation(token: Token) -> bool:
 
 
 _DIRECTION_TRIGGERS = DIRECTION_UP | DIRECTION_DOWN | {"lebih", "more", "less"}
+# "tidak lebih dari", "no later than": a negated comparison is a bound on a figure (judge.qualifiers), not a
+# denied proposition.
+_BOUND_AFTER_NEGATION = frozenset(
+    {"lebih", "kurang", "melebihi", "more", "less", "later", "earlier", "exceed", "exceeding"}
+)
+# Indicators named after a movement: "pertumbuhan ekonomi" is economic growth, whichever way it goes.
+_INDICATOR_AFTER = frozenset({"ekonomi", "economic", "rate"})
 _COMPARATIVE_UP = COMPARATIVE_UP | {"tinggi"}
 
 
@@ -48,7 +55,10 @@ def polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
             low = token.low
             if low in _DIRECTION_TRIGGERS:
                 following = tokens[index + 1].low if index + 1 < len(tokens) else ""
-                if low in DIRECTION_UP and not (low == "up" and following == "to"):
+                previous = tokens[index - 1].low if index else ""
+                if following in _INDICATOR_AFTER or (low == "up" and previous in ("make", "makes", "made")):
+                    pass  # "economic growth", "make up": no movement stated
+                elif low in DIRECTION_UP and not (low == "up" and following == "to"):
                     directions.add("up")
                 elif low in DIRECTION_DOWN:
                     directions.add("down")
@@ -61,6 +71,8 @@ def polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
                 objects.append(frozenset())
                 continue
             if low in NEGATIONS or low.endswith("n't"):
+                if index + 1 < len(tokens) and tokens[index + 1].low in _BOUND_AFTER_NEGATION:
+                    continue
                 for offset, target in enumerate(tokens[index + 1 : index + 4], index + 1):
                     if target.low in NEGATION_SKIP or target.low in STOPWORDS:
                         continue
@@ -108,7 +120,7 @@ def polarity_conflicts(claim: Polarity, region: Polarity, whole: Polarity) -> li
         ):
             reasons.append("polarity_conflict")  # the claim denies what the source asserts
             break
-        if not _negates(keys, whole.negated) and not region.negated:
+        if not _negates(keys, whole.negated) and not whole.negated:
             # the claim denies something the source neither denies nor writes: nothing supports the denial
             reasons.append("negation_unsupported")
             break

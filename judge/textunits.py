@@ -97,8 +97,6 @@ _ABBREVIATIONS = frozenset(
 )
 _LAST_WORD_RE = re.compile(r"(\S+)$")
 _ROMAN_RE = re.compile(r"[ivxl]+")
-# What ends just before a word that opens a sentence or an item: a full stop, colon, list marker, line break.
-_SENTENCE_OPEN_RE = re.compile(r"(?:[.!?:;)]|\n)[\s\"“(]*$")
 _BOUNDARY_RE = re.compile(r"[.!?](?=\s+[\"“(A-Z0-9])|\n+")
 
 
@@ -285,7 +283,13 @@ def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tu
         word = match.group()
         low = word.lower()
         parts = low.split("-")
-        if len(parts) >= 2 and all(parts) and parts[0] not in parts[1] and parts[1] not in parts[0]:
+        if (
+            len(parts) >= 2
+            and all(parts)
+            and parts[0] not in parts[1]
+            and parts[1] not in parts[0]
+            and parts[0] != "non"  # "non-tax" is one word: a negated compound (judge.polarity)
+        ):
             # "Fisik-TPG", "Kantor-Alat" are two words; "undang-undang", "sebesar-besarnya" are one
             start = match.start()
             for part, raw in zip(parts, word.split("-"), strict=True):
@@ -308,10 +312,10 @@ def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tu
 
 
 def _opens_sentence(text: str, start: int) -> bool:
-    before = text[max(0, start - 4) : start]
-    if not before.strip(' \t"“('):
-        return start < 4 or text[start - 5] in ".!?:;)\n"
-    return _SENTENCE_OPEN_RE.search(before) is not None
+    position = start - 1
+    while position >= 0 and text[position] in ' \t"“(':
+        position -= 1
+    return position < 0 or text[position] in ".!?:;)\n"
 
 
 def _join_phrases(tokens: list[Token]) -> list[Token]:
