@@ -164,6 +164,7 @@ gubernur : governor
 bupati : regent
 walikota : mayor
 undang-undang = UU : law; act; statute
+rancangan undang-undang = RUU : bill; draft law
 peraturan pemerintah = PP : government regulation
 peraturan pemerintah pengganti undang-undang = Perppu : government regulation in lieu of law
 peraturan presiden = Perpres : presidential regulation

@@ -35,9 +35,6 @@ REASON_PRIORITY = (
 )
 
 
-_FULL_NAME_WORDS = 3
-
-
 @dataclass(frozen=True, eq=False)
 class Source:
     """One cited passage as the rule judge sees it: its text view plus its document identity."""
@@ -171,11 +168,11 @@ def entity_ok(
     if distinctive and len(source.view.quantities) > 1:
         if not any(_named(t, by_form, claim_keys) for t, by_form in distinctive):
             return False  # the claim names nothing that sets this figure's row or item apart
-        if (figure_index in source.view.in_table or len(names) <= _FULL_NAME_WORDS) and not all(
+        if figure_index in source.view.in_table and not all(
             _named(t, by_form, claim_keys) for t, by_form in names
         ):
-            # it names the row only in part ("Dinas Dalam Kota" for "Dinas Paket Meeting Dalam Kota"); a long
-            # prose label ("… wilayah Negara Kesatuan Republik Indonesia Meterai …") is not a row's name
+            # it names the row only in part ("Dinas Dalam Kota" for "Dinas Paket Meeting Dalam Kota"); prose
+            # capitals ("ditetapkan oleh Menteri Keuangan") are not a row's name
             return False
     if not claim_fig.required:
         return True

@@ -421,9 +421,11 @@ for _group in """
 # Synonyms of budget and statute language: a restatement may use any word of a group for another.
 SYNONYMS: dict[str, frozenset[str]] = {}
 for _group in """
-    target sasaran rencana direncanakan ditargetkan | pagu plafon alokasi | dipidana diancam hukuman pidana |
-    termasuk mencakup meliputi | memperoleh mendapat mendapatkan menerima | ditetapkan ditentukan |
-    dikenai dikenakan | dibayar disetor dilunasi | wajib harus | porsi bagian proporsi
+    target sasaran rencana direncanakan ditargetkan pagu plafon dianggarkan |
+    dipidana diancam hukuman pidana | termasuk mencakup meliputi | memperoleh mendapat mendapatkan menerima |
+    ditetapkan ditentukan |
+    dikenai dikenakan | dibayar disetor dilunasi | pembayaran pelunasan penyetoran | wajib harus |
+    porsi bagian proporsi
 """.split("|"):
     _members = frozenset(_group.split())
     for _word in _members:

@@ -31,7 +31,7 @@ from judge.figure import (
 from judge.lexicon import CURRENCY_PREFIX
 from judge.ocr_runs import reconcile
 from judge.periods import find_periods
-from judge.qualifiers import qualifiers, suffix
+from judge.qualifiers import negative_sign, qualifiers, suffix
 from judge.references import Reference, extract_references
 from judge.spelled import find_spelled
 
@@ -126,7 +126,7 @@ def _digit_figures(
             continue
         figures.append(
             Figure(
-                value=mantissa * multiplier,
+                value=mantissa * multiplier * negative_sign(text, fig_start),
                 text=text[fig_start:suffix_end],
                 start=fig_start,
                 end=suffix_end,
@@ -168,7 +168,7 @@ def _spelled_figures(text: str, blocked: list[tuple[int, int]], words: frozenset
         approximate, bound = qualifiers(text, start)
         figures.append(
             Figure(
-                value=number.value,
+                value=number.value * negative_sign(text, start),
                 text=text[start:end],
                 start=start,
                 end=end,
@@ -237,6 +237,8 @@ def _pair_twins(text: str, figures: list[Figure]) -> list[Figure]:
             and not previous.spelled
             and _TWIN_GAP_RE.fullmatch(text[previous.end : figure.start])
         ):
+            if previous.value < 0 < figure.value and previous.value == -figure.value:
+                figure = figure._replace(value=previous.value)  # "negatif Rp2.526… (dua triliun …)"
             if previous.ocr_repaired and previous.value != figure.value:
                 kept.pop()
             unit = figure.unit or previous.unit

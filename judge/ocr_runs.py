@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from judge.digits import parse_digit_token
 from judge.figure import Figure
-from judge.qualifiers import qualifiers
+from judge.qualifiers import negative_sign, qualifiers
 
 # A run: an optional rupiah prefix, then chunks of digits (and look-alike letters, separators) joined by
 # single spaces; every chunk after the first holds a digit, so ordinary words are never swallowed.
@@ -60,6 +60,8 @@ def reconcile(
             elif match.group(4) and words.kind == "count" and words.unit is None:
                 words = words._replace(kind="percent")
             approximate, bound = qualifiers(text, start)
+            if negative_sign(text, start) < 0 < words.value:
+                words = words._replace(value=-words.value)
             spelled[index] = words._replace(
                 start=start,
                 text=text[start : words.end],

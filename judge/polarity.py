@@ -120,7 +120,8 @@ def polarity_conflicts(claim: Polarity, region: Polarity, whole: Polarity) -> li
         ):
             reasons.append("polarity_conflict")  # the claim denies what the source asserts
             break
-        if not _negates(keys, whole.negated) and not whole.negated:
+        if not _negates(keys, whole.negated) and not whole.negated and "non" not in keys:
+            # ("non-tax" names a term, checked as a word; only a denied proposition needs the source's denial)
             # the claim denies something the source neither denies nor writes: nothing supports the denial
             reasons.append("negation_unsupported")
             break

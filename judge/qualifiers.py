@@ -90,6 +90,18 @@ def _skip_fillers(words: list[str], end: int) -> int:
     return end
 
 
+_NEGATIVE_RE = re.compile(
+    r"(?:negatif|negative|minus)\s+(?:(?:sebesar|senilai|of|at|sekitar|kurang\s+lebih|kira-kira|about|around"
+    r"|approximately|roughly)\s+)*$",
+    re.IGNORECASE,
+)
+
+
+def negative_sign(text: str, start: int) -> int:
+    """-1 when the figure at ``start`` is written negative ("negatif Rp2,5 triliun", "minus 3 persen")."""
+    return -1 if _NEGATIVE_RE.search(text, max(0, start - 24), start) else 1
+
+
 def qualifiers(text: str, start: int) -> tuple[bool, str | None]:
     """Approximation ("sekitar", "about", "±") and bound ("paling sedikit", "lebih dari") markers written just
     before ``start``; one plain word may stand between a bound and its number ("sekurang-kurangnya berumur
