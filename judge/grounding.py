@@ -86,6 +86,12 @@ def _unit_ok(claim: Figure, source_fig: Figure, source: Source) -> bool:
     return True
 
 
+def _entity_kind(figure: Figure) -> tuple[str, str]:
+    """What a figure counts: rupiah amounts, percents, days, kilograms… A figure of another kind is never
+    mistaken for it, so its label names no rival entity ("LPG 3 kilogram" beside a subsidy in rupiah)."""
+    return figure.kind, (figure.unit or "").split("/")[0]
+
+
 def _other_label_keys(view: TextView, figure_index: int) -> frozenset[str]:
     """Keys of the words labelling the passage's other figures (a claim word found only there names another
     figure's entity: the row or item the claim took its number from is not the one it names)."""
@@ -93,7 +99,7 @@ def _other_label_keys(view: TextView, figure_index: int) -> frozenset[str]:
     cached = view.memo.get(memo_key)
     if cached is None:
         own = view.labels.get(figure_index, ())
-        group = kind_group(view.figures[figure_index])
+        group = _entity_kind(view.figures[figure_index])
         sentence = view.sentence_at(view.figures[figure_index].start)
         prose = figure_index not in view.in_table
         keys: set[str] = set()
@@ -108,7 +114,7 @@ def _other_label_keys(view: TextView, figure_index: int) -> frozenset[str]:
                 index != figure_index
                 and ranges
                 and ranges != own
-                and kind_group(view.figures[index]) == group
+                and _entity_kind(view.figures[index]) == group
             ):
                 keys |= view.keys_in(ranges)
         cached = view.memo[memo_key] = frozenset(keys)

@@ -66,7 +66,7 @@ def polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
                     directions.add("up")
                 elif low in ("lebih", "less") and following in COMPARATIVE_DOWN:
                     directions.add("down")
-            if low.startswith("non-") and len(low) > 4:
+            if low.startswith("non-") and len(low) > 4 and " " not in low:
                 negated.append(token.keys - {low})
                 objects.append(frozenset())
                 continue

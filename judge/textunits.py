@@ -152,6 +152,8 @@ def names_term(token: Token) -> bool:
     low = token.low
     if " " in low or low in _ACRONYMS:
         return True
+    if low in SYNONYMS:
+        return False  # a general word ("termasuk", "dikenakan") with restatements of its own
     return low in _TERM_HEADS or (low in _TRANSLATIONS and low not in CONTRASTS)
 
 
