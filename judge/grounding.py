@@ -86,20 +86,24 @@ def _unit_ok(claim: Figure, source_fig: Figure, source: Source) -> bool:
     return True
 
 
-def _entity_kind(figure: Figure) -> tuple[str, str]:
-    """What a figure counts: rupiah amounts, percents, days, kilograms… A figure of another kind is never
-    mistaken for it, so its label names no rival entity ("LPG 3 kilogram" beside a subsidy in rupiah)."""
+def _entity_kind(figure: Figure, same_kind: bool) -> tuple[str, str]:
+    """What a figure counts: rupiah amounts, percents, days, kilograms (``same_kind``), or only whether it is
+    a quantity, a percent, a ratio (kind_group)."""
+    if not same_kind:
+        return kind_group(figure), ""
     return figure.kind, (figure.unit or "").split("/")[0]
 
 
-def _other_label_keys(view: TextView, figure_index: int) -> frozenset[str]:
+def _other_label_keys(view: TextView, figure_index: int, same_kind: bool = False) -> frozenset[str]:
     """Keys of the words labelling the passage's other figures (a claim word found only there names another
-    figure's entity: the row or item the claim took its number from is not the one it names)."""
-    memo_key = ("others", figure_index)
+    figure's entity: the row or item the claim took its number from is not the one it names). ``same_kind``:
+    only the figures counting the same thing, the rivals that tell this figure's row apart ("LPG 3 kilogram"
+    beside a subsidy in rupiah tells nothing apart)."""
+    memo_key = ("others", figure_index, same_kind)
     cached = view.memo.get(memo_key)
     if cached is None:
         own = view.labels.get(figure_index, ())
-        group = _entity_kind(view.figures[figure_index])
+        group = _entity_kind(view.figures[figure_index], same_kind)
         sentence = view.sentence_at(view.figures[figure_index].start)
         prose = figure_index not in view.in_table
         keys: set[str] = set()
@@ -114,7 +118,7 @@ def _other_label_keys(view: TextView, figure_index: int) -> frozenset[str]:
                 index != figure_index
                 and ranges
                 and ranges != own
-                and _entity_kind(view.figures[index]) == group
+                and _entity_kind(view.figures[index], same_kind) == group
             ):
                 keys |= view.keys_in(ranges)
         cached = view.memo[memo_key] = frozenset(keys)
@@ -131,7 +135,7 @@ def _distinctive(view: TextView, figure_index: int) -> tuple[Distinct, Distinct]
     memo_key = ("distinct", figure_index)
     cached = view.memo.get(memo_key)
     if cached is None:
-        others = _other_label_keys(view, figure_index)
+        others = _other_label_keys(view, figure_index, same_kind=True)
         labels = view.labels.get(figure_index, ())
         distinct = []
         for start, end in labels:
@@ -182,15 +186,26 @@ def entity_ok(
             return False
     if not claim_fig.required:
         return True
-    local = source.view.keys_in(source.view.neighbourhood(figure_index)) | source.identity_keys
-    others = None
+    view = source.view
+    local = view.keys_in(view.neighbourhood(figure_index)) | source.identity_keys
+    around: tuple[frozenset[str], frozenset[str], frozenset[str]] | None = None  # computed when needed
     unknown = 0
     for token in claim_fig.required:
         if is_grounded(token, local):
             continue
-        others = _other_label_keys(source.view, figure_index) if others is None else others
-        if is_grounded(token, others):
-            return False
+        if not contrast_keys(token.low, english).isdisjoint(local):
+            return False  # "target" where the figure's own words say "realisasi"
+        if around is None:
+            around = (
+                _other_label_keys(view, figure_index, same_kind=True),
+                _other_label_keys(view, figure_index),
+                view.keys_in((view.sentence_at(view.figures[figure_index].start),)),
+            )
+        rivals, others, sentence = around
+        if is_grounded(token, rivals):
+            return False  # the word names another figure of the same kind: another row or item
+        if is_grounded(token, others) and not is_grounded(token, sentence):
+            return False  # the word names another figure of the passage, outside this figure's sentence
         if not is_grounded(token, all_keys):
             if not contrast_keys(token.low, english).isdisjoint(all_keys):
                 return False  # "impor" where the passage says "ekspor"

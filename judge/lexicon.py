@@ -421,7 +421,7 @@ for _group in """
 # Synonyms of budget and statute language: a restatement may use any word of a group for another.
 SYNONYMS: dict[str, frozenset[str]] = {}
 for _group in """
-    target sasaran rencana direncanakan ditargetkan pagu plafon dianggarkan |
+    target sasaran rencana direncanakan ditargetkan pagu plafon |
     dipidana diancam hukuman pidana | termasuk mencakup meliputi | memperoleh mendapat mendapatkan menerima |
     ditetapkan ditentukan |
     dikenai dikenakan | dibayar disetor dilunasi | pembayaran pelunasan penyetoran | wajib harus |
