@@ -99,7 +99,7 @@ def _other_label_keys(view: TextView, figure_index: int, same_kind: bool = False
     figure's entity: the row or item the claim took its number from is not the one it names). ``same_kind``:
     only the figures counting the same thing, the rivals that tell this figure's row apart ("LPG 3 kilogram"
     beside a subsidy in rupiah tells nothing apart)."""
-    memo_key = ("others", figure_index, same_kind)
+    memo_key = ("others" if same_kind else "others_any", figure_index)
     cached = view.memo.get(memo_key)
     if cached is None:
         own = view.labels.get(figure_index, ())
