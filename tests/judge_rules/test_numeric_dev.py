@@ -19,9 +19,9 @@ pytestmark = pytest.mark.data
 
 # What the judge reached on this set (benchmarks/results/judge_rules.json); the goals where met.
 FLOORS = {
-    "balanced_accuracy": 0.85,
-    "recall_unsupported": 0.98,
-    "english_accuracy": 0.72,
+    "balanced_accuracy": 0.90,  # goal 0.97: not reached
+    "recall_unsupported": 0.98,  # goal 0.98: reached
+    "english_accuracy": 0.86,  # goal 0.90: not reached
 }
 
 
