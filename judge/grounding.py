@@ -86,6 +86,9 @@ def _unit_ok(claim: Figure, source_fig: Figure, source: Source) -> bool:
     return True
 
 
+_OWN_WORDS = 3  # content words right before a figure that name it alone, not the sentence's later figures
+
+
 def _entity_kind(figure: Figure, same_kind: bool) -> tuple[str, str]:
     """What a figure counts: rupiah amounts, percents, days, kilograms (``same_kind``), or only whether it is
     a quantity, a percent, a ratio (kind_group)."""
@@ -109,18 +112,21 @@ def _other_label_keys(view: TextView, figure_index: int, same_kind: bool = False
         keys: set[str] = set()
         for index in view.quantities:
             ranges = view.labels.get(index, ())
-            if prose and index < figure_index and view.sentence_at(view.figures[index].start) == sentence:
-                # the words before an earlier figure of the sentence are its subject, shared by the later
-                # ones; the words linked after it ("untuk mendanai …") are its own
-                ranges = ranges[1:]
             # a percent is never mistaken for an amount: only figures of the same kind name other entities
-            if (
-                index != figure_index
-                and ranges
-                and ranges != own
-                and _entity_kind(view.figures[index], same_kind) == group
-            ):
-                keys |= view.keys_in(ranges)
+            if index == figure_index or not ranges or ranges == own:
+                continue
+            if _entity_kind(view.figures[index], same_kind) != group:
+                continue
+            if prose and index < figure_index and view.sentence_at(view.figures[index].start) == sentence:
+                # the opening of the sentence before an earlier figure is its subject, shared by the later
+                # ones ("Setiap orang yang memalsukan dokumen dipidana … 5 tahun dan denda …"); the words
+                # right before that figure ("jumlah penduduk sampai dengan 250.000") and those linked after
+                # it ("untuk mendanai …") are its own
+                head = [t for t in content_tokens(view, *ranges[0]) if t.low not in FRAMING_WORDS]
+                for token in head[-_OWN_WORDS:]:
+                    keys |= token.keys
+                ranges = ranges[1:]
+            keys |= view.keys_in(ranges)
         cached = view.memo[memo_key] = frozenset(keys)
     return cached  # type: ignore[return-value]
 
@@ -188,24 +194,16 @@ def entity_ok(
         return True
     view = source.view
     local = view.keys_in(view.neighbourhood(figure_index)) | source.identity_keys
-    around: tuple[frozenset[str], frozenset[str], frozenset[str]] | None = None  # computed when needed
+    others: frozenset[str] | None = None
     unknown = 0
     for token in claim_fig.required:
         if is_grounded(token, local):
             continue
         if not contrast_keys(token.low, english).isdisjoint(local):
             return False  # "target" where the figure's own words say "realisasi"
-        if around is None:
-            around = (
-                _other_label_keys(view, figure_index, same_kind=True),
-                _other_label_keys(view, figure_index),
-                view.keys_in((view.sentence_at(view.figures[figure_index].start),)),
-            )
-        rivals, others, sentence = around
-        if is_grounded(token, rivals):
-            return False  # the word names another figure of the same kind: another row or item
-        if is_grounded(token, others) and not is_grounded(token, sentence):
-            return False  # the word names another figure of the passage, outside this figure's sentence
+        others = _other_label_keys(view, figure_index) if others is None else others
+        if is_grounded(token, others):
+            return False  # the word names another figure of the passage ("penjara" for a fine)
         if not is_grounded(token, all_keys):
             if not contrast_keys(token.low, english).isdisjoint(all_keys):
                 return False  # "impor" where the passage says "ekspor"

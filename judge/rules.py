@@ -183,7 +183,7 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         column_periods = tuple(f.period for f in found_periods if f.start < offset and f.period)
         periods = (
             (in_region + column_periods)
-            or _following_period(view, index, offset)
+            or (_following_period(view, index, offset) if periods_written else ())
             or own_periods
             or context_periods
         )
@@ -221,7 +221,10 @@ _CLAUSE_BREAK_RE = re.compile(r"[,;]|\b(?:dan|serta|sedangkan|and|while)\b", re.
 
 def _own_periods(view: TextView, index: int, found: list[Figure]) -> list[Figure]:
     """The claim's periods for figure ``index``, less those closing the previous clause: in "11% mulai 1 April
-    2022 dan menjadi 12% pada 2025" the April date is the 11%'s, not the 12%'s."""
+    2022 dan menjadi 12% pada 2025" the April date is the 11%'s, not the 12%'s. (Prose only: a table row's
+    column header dates every cell.)"""
+    if index in view.in_table:
+        return found
     start = view.figures[index].start
     return [
         period
