@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from serve_app.policy import GuardDecision, PolicyGuard
+from serve_app.guard.policy import GuardDecision, PolicyGuard
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from serve_app.store import Store
+from serve_app.conversation.store import Store
 
 RESULTS = Path(__file__).resolve().parent / "results" / "store.json"
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"

@@ -1,7 +1,8 @@
 """The Ray Serve graph: every ``.bind()`` in one place, built by one typed builder from the config.
 
 HTTP → Ingress (Starlette; calls Guard first) → Agent (→ Retriever) → Annotator (→ JudgePool) → Guard.
-Each deployment wraps the same plain object the in-process pipeline uses (see :mod:`serve_app.factory`).
+Each deployment wraps the same plain object the in-process pipeline uses
+(see :mod:`serve_app.runtime.factory`).
 Replica counts, CPUs/GPUs and batch settings come from the YAML config, and so does placement: a role named
 in ``serve.colocate`` is built inside each Ingress replica instead of as a deployment of its own.
 """
@@ -19,10 +20,10 @@ from pydantic import BaseModel, ConfigDict
 from ray import serve
 from ray.serve import Application
 
-from serve_app import factory
 from serve_app.config import ROLES, AppConfig, load_config
 from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
-from serve_app.ports import HandleProxy, RemoteAgent, RemoteAnnotator
+from serve_app.runtime import factory
+from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator
 
 
 class AppArgs(BaseModel):

@@ -19,26 +19,28 @@ from typing import Any, Literal
 from judge.prompt import PROMPT_TEMPLATE_VERSION as JUDGE_PROMPT_VERSION
 from retrieval.types import SearchHit
 from serve_app import errors
-from serve_app.annotate import (
+from serve_app.agent.prompts import AGENT_PROMPT_VERSION
+from serve_app.answer.annotate import (
     V1_REFUSAL_REASON,
     Annotation,
     blocked_annotation,
     refusal_annotation,
     v1_gate,
 )
-from serve_app.auth import Principal
+from serve_app.answer.compose import compose
+from serve_app.answer.refusals import refusal_text
+from serve_app.answer.segments import Passage
 from serve_app.budget import RequestBudget
-from serve_app.compose import compose
 from serve_app.config import AppConfig
-from serve_app.history import (
+from serve_app.conversation.history import (
     from_conversation_texts,
     model_history,
     preferred_documents,
     single_referenced_document,
 )
-from serve_app.prompts import AGENT_PROMPT_VERSION
-from serve_app.refusals import refusal_text
-from serve_app.schemas import (
+from serve_app.guard.auth import Principal
+from serve_app.scope import Scope, resolve_scope
+from serve_app.wire.schemas import (
     PlaygroundRequest,
     PlaygroundResponse,
     QueryRequest,
@@ -47,8 +49,6 @@ from serve_app.schemas import (
     SearchRequest,
     dump,
 )
-from serve_app.scope import Scope, resolve_scope
-from serve_app.segments import Passage
 
 Route = Literal["v1", "v2", "playground"]
 EventSink = Callable[[dict[str, Any]], Awaitable[None]]
@@ -256,7 +256,7 @@ class Pipeline:
         turns: list[dict[str, str]],
         messages: list[dict[str, Any]],
     ) -> Any:
-        from serve_app.agent import AgentRequest
+        from serve_app.agent.agent import AgentRequest
 
         single = single_referenced_document(messages, req.query) if messages else None
         preferred = preferred_documents(messages) if messages else []

@@ -28,16 +28,16 @@ from typing import Any, Literal
 
 from models.base import CallRecord, ModelError, ModelTimeout, ModelUnavailable
 from models.tokens import estimate_message_tokens, estimate_tokens
+from serve_app.agent.planner import Plan, Planner
+from serve_app.agent.prompts import build_messages, render_passage
+from serve_app.agent.tools.base import Evidence, RetrieverPort, Tool, ToolContext, ToolResult, ToolRunner
+from serve_app.agent.tools.search import CrossReferenceTool, LegalCheckTool, SearchTool, SummarizeTool
+from serve_app.agent.tools.table import TableQueryTool
+from serve_app.agent.writers.base import Writer, WriterOutput
+from serve_app.answer.compose import validate_segments
+from serve_app.answer.refusals import TOOL_NOTICES, refusal_text
+from serve_app.answer.segments import Passage, Segment
 from serve_app.budget import RequestBudget
-from serve_app.compose import validate_segments
-from serve_app.prompts import build_messages, render_passage
-from serve_app.refusals import TOOL_NOTICES, refusal_text
-from serve_app.segments import Passage, Segment
-from serve_app.tools import Evidence, RetrieverPort, Tool, ToolContext, ToolResult, ToolRunner
-from serve_app.tools_planner import Plan, Planner
-from serve_app.tools_search import CrossReferenceTool, LegalCheckTool, SearchTool, SummarizeTool
-from serve_app.tools_table import TableQueryTool
-from serve_app.writer_base import Writer, WriterOutput
 
 EventSink = Callable[[dict[str, Any]], Awaitable[None]]
 PassageScreen = Callable[[str], bool] | Callable[[str], Awaitable[bool]]

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judge.lexicon import ACRONYMS, BILINGUAL
-from serve_app.tools_table import detect_operation
-from serve_app.tools_text import REGULATION_ID, content_terms, stem, words, years
+from serve_app.agent.text import REGULATION_ID, content_terms, stem, words, years
+from serve_app.agent.tools.table import detect_operation
 
 _GREETING = frozenset(
     "halo hai hi hello hey pagi siang sore malam selamat terima kasih makasih thanks thank you "
@@ -258,7 +258,7 @@ def _named_document(query: str) -> list[Term]:
 def analyse(query: str) -> Query:
     """What ``query`` asks: its words (without question words, the regulation it names, what to compute),
     its periods, the article and the document it names, names of places or companies, the kind of figure."""
-    from serve_app.tools_table import OPERATION_WORDS  # a late import keeps the two modules independent
+    from serve_app.agent.tools.table import OPERATION_WORDS  # a late import keeps the two modules independent
 
     operation_terms = {w for ws in OPERATION_WORDS.values() for w in ws}
     topic = REGULATION_ID.sub(" ", query)

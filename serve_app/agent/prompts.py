@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from serve_app.segments import KINDS, LAYOUTS, Passage
+from serve_app.answer.segments import KINDS, LAYOUTS, Passage
 
 AGENT_PROMPT_VERSION = "agent-segments-v1"
 

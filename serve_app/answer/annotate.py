@@ -1,6 +1,7 @@
 """annotate-v2: mark every segment of a composed answer, never remove one (seed 000, CONTRACT.md).
 
-Each :class:`~serve_app.segments.ComposedSpan` ends up either a claim (with a verdict) or a framing span:
+Each :class:`~serve_app.answer.segments.ComposedSpan` ends up either a claim (with a verdict) or a framing
+span:
 
 * a ``fact`` segment, or a ``framing`` segment that cites a passage, is a claim: ``from_conversation`` when it
   repeats the conversation, ``uncited`` when it cites nothing, ``invalid_citation`` when none of its keys was
@@ -29,11 +30,11 @@ from judge.batching import apply_budget, is_past, unverified
 from judge.recheck import judge_with_recheck
 from judge.types import JudgeItem, JudgePassage, JudgeResult
 from models.base import CallRecord
+from serve_app.agent.prompts import passage_identity
+from serve_app.answer.compose import compose, validate_segments
+from serve_app.answer.framing import FramingChecker
+from serve_app.answer.segments import ComposedAnswer, ComposedSpan, Passage, Segment
 from serve_app.budget import RequestBudget
-from serve_app.compose import compose, validate_segments
-from serve_app.framing import FramingChecker
-from serve_app.prompts import passage_identity
-from serve_app.segments import ComposedAnswer, ComposedSpan, Passage, Segment
 
 JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
 UNVERIFIED_REASONS: tuple[str, ...] = ("deadline", "budget", "judge_unavailable", "unparseable", "disputed")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from serve_app.segments import KINDS, LAYOUTS, ComposedAnswer, ComposedSpan, Segment
+from serve_app.answer.segments import KINDS, LAYOUTS, ComposedAnswer, ComposedSpan, Segment
 
 # Every character str.splitlines() breaks on, so no client can see a segment split over two lines.
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")

@@ -25,8 +25,8 @@ from judge.numbers import PERIOD_KINDS, extract_figures
 from judge.references import extract_references, reference_keys
 from judge.textunits import word_keys
 from models.base import CallRecord, Engine, ModelError, ModelOutputError
+from serve_app.answer.segments import Passage
 from serve_app.budget import RequestBudget
-from serve_app.segments import Passage
 
 
 class FramingCheckError(RuntimeError):

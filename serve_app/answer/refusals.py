@@ -1,7 +1,7 @@
 """The fixed Indonesian texts the service publishes instead of an answer (refusals, notices), written once.
 
 A refusal carries no annotations; its text is a fixed system copy, never a model's or a server's message.
-``policy_blocked`` texts belong to the Policy Guard (serve_app/guard.py) and are not here.
+``policy_blocked`` texts belong to the Policy Guard (serve_app/guard/admission.py) and are not here.
 """
 
 from __future__ import annotations

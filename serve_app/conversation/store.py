@@ -45,7 +45,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from serve_app import errors
-from serve_app import migrations as schema_migrations
+from serve_app.conversation import migrations as schema_migrations
 
 RouteFamily = Literal["v1", "v2"]
 ClaimResult = Literal["ok", "conflict", "not_found"]

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from serve_app import errors
-from serve_app.auth import Authenticator, AuthError, Principal
-from serve_app.policy import GuardDecision, PolicyGuard
-from serve_app.ratelimit import RateLimiter, retry_after_header
+from serve_app.guard.auth import Authenticator, AuthError, Principal
+from serve_app.guard.policy import GuardDecision, PolicyGuard
+from serve_app.guard.ratelimit import RateLimiter, retry_after_header
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Government Policy Guard: screens what comes in and reads every answer before it goes out.
 
 Ray-free: the Guard deployment wraps one :class:`PolicyGuard`. The embedded engine is deterministic
-(patterns and lexicons from ``configs/policy.yaml`` over normalised text, see :mod:`serve_app.textnorm`).
+(patterns and lexicons from ``configs/policy.yaml`` over normalised text,
+see :mod:`serve_app.guard.textnorm`).
 An optional model check (``llm_check``) can be added; it runs only after the deterministic checks pass and
 can only block more, never allow what they blocked.
 
@@ -15,8 +16,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from serve_app.policy_config import REFUSAL_KINDS, PolicyConfig, load_policy
-from serve_app.policy_engine import Finding, RuleEngine, unsourced
+from serve_app.guard.policy_config import REFUSAL_KINDS, PolicyConfig, load_policy
+from serve_app.guard.policy_engine import Finding, RuleEngine, unsourced
 
 
 @dataclass(frozen=True)

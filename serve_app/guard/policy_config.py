@@ -1,4 +1,4 @@
-"""Loads and validates ``configs/policy.yaml`` into compiled rules for :mod:`serve_app.policy_engine`.
+"""Loads and validates ``configs/policy.yaml`` into compiled rules for :mod:`serve_app.guard.policy_engine`.
 
 Every problem in the file becomes a ``ValueError`` with one sentence naming the file and the place, so a
 broken policy stops the service at start-up instead of silently guarding less.
@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from serve_app.textnorm import DEFAULT_LEET, Folder
+from serve_app.guard.textnorm import DEFAULT_LEET, Folder
 
 STAGES = ("request", "history", "passage", "answer")
 VIEWS = ("plain", "cased", "inner")

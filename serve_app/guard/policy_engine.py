@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from serve_app.policy_config import Category, PolicyConfig, Rule, SourcedPattern
-from serve_app.textnorm import Folder, NormalizedText, clean, normalize
+from serve_app.guard.policy_config import Category, PolicyConfig, Rule, SourcedPattern
+from serve_app.guard.textnorm import Folder, NormalizedText, clean, normalize
 
 _SUFFIXES = ("nya", "lah", "kah", "pun", "kan", "an", "i", "ku", "mu")
 _PREFIXES = (

@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_ingest(cfg: AppConfig, args: argparse.Namespace) -> int:
-    from serve_app import factory
+    from serve_app.runtime import factory
 
     index_dir = Path(args.index) if args.index else cfg.resolve(cfg.index_dir)
     report = factory.ingest_paths(
@@ -105,7 +105,7 @@ def cmd_ingest(cfg: AppConfig, args: argparse.Namespace) -> int:
 
 
 def cmd_serve(cfg: AppConfig, args: argparse.Namespace) -> int:
-    from serve_app.serve_runner import run_forever
+    from serve_app.runtime.serve_runner import run_forever
 
     return run_forever(cfg, config_arg=args.config)
 
@@ -114,14 +114,14 @@ def cmd_serve(cfg: AppConfig, args: argparse.Namespace) -> int:
 
 
 def _anonymous() -> Any:
-    from serve_app.auth import Principal
+    from serve_app.guard.auth import Principal
 
     return Principal.anonymous()
 
 
 def cmd_ask(cfg: AppConfig, args: argparse.Namespace) -> int:
-    from serve_app import factory
-    from serve_app.schemas import QueryV2Request
+    from serve_app.runtime import factory
+    from serve_app.wire.schemas import QueryV2Request
 
     req = QueryV2Request(query=args.question, selection=args.selection, document_ids=args.document_ids)
     pipeline = factory.build_inprocess(cfg)
@@ -188,8 +188,8 @@ def _read_queries(path: str) -> list[dict[str, str]]:
 
 
 def cmd_search(cfg: AppConfig, args: argparse.Namespace) -> int:
-    from serve_app import factory
     from serve_app.pipeline import search_result
+    from serve_app.runtime import factory
 
     if (args.query is None) == (args.queries is None):
         raise CliError("give either one QUERY or --queries FILE.jsonl.")
@@ -215,7 +215,7 @@ def cmd_search(cfg: AppConfig, args: argparse.Namespace) -> int:
 
 def cmd_judge(cfg: AppConfig, args: argparse.Namespace) -> int:
     from judge.offline import judge_records, parse_jsonl
-    from serve_app import factory
+    from serve_app.runtime import factory
 
     try:
         records = parse_jsonl(args.file)

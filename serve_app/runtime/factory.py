@@ -13,7 +13,7 @@ from judge.types import JudgeItem, JudgeResult
 from serve_app.config import AppConfig, ConfigError, EngineConfig
 
 if TYPE_CHECKING:  # imported lazily at run time: each builder loads only what its role needs
-    from serve_app.guard import GuardService
+    from serve_app.guard.admission import GuardService
 
 JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
 
@@ -182,14 +182,14 @@ def build_judge(cfg: AppConfig) -> Any:
 
 
 def build_framing(cfg: AppConfig) -> Any:
-    from serve_app.framing import EmbeddedFramingChecker, LLMFramingChecker
+    from serve_app.answer.framing import EmbeddedFramingChecker, LLMFramingChecker
 
     engine = _engine("framing", cfg.roles.framing)
     return EmbeddedFramingChecker() if engine is None else LLMFramingChecker(engine)
 
 
 def build_annotator(cfg: AppConfig, *, judge_fn: JudgeFn, split_items: bool = True) -> Any:
-    from serve_app.annotate import Annotator
+    from serve_app.answer.annotate import Annotator
 
     spec = cfg.roles.judge
     return Annotator(
@@ -233,17 +233,17 @@ def local_judge_fn(cfg: AppConfig, *, on_batch: Callable[[int], None] | None = N
 def build_writer(cfg: AppConfig) -> Any:
     engine = _engine("agent", cfg.roles.agent)
     if engine is None:
-        from serve_app.writer_embedded import EmbeddedWriter
+        from serve_app.agent.writers.embedded import EmbeddedWriter
 
         return EmbeddedWriter()
-    from serve_app.writer_llm import LLMWriter
+    from serve_app.agent.writers.llm import LLMWriter
 
     return LLMWriter(engine)
 
 
 def build_agent(cfg: AppConfig, *, retriever_port: Any) -> Any:
     from retrieval.legal import find_references
-    from serve_app.agent import Agent, ToolsConfig
+    from serve_app.agent.agent import Agent, ToolsConfig
 
     policy = build_policy(cfg)
 
@@ -265,7 +265,7 @@ def build_agent(cfg: AppConfig, *, retriever_port: Any) -> Any:
 
 
 def build_policy(cfg: AppConfig) -> Any:
-    from serve_app.policy import PolicyGuard
+    from serve_app.guard.policy import PolicyGuard
 
     path = cfg.resolve(cfg.policy_file)
     if not path.is_file():
@@ -277,7 +277,7 @@ def build_policy(cfg: AppConfig) -> Any:
 
 
 def build_store(cfg: AppConfig) -> Any:
-    from serve_app.store import Store
+    from serve_app.conversation.store import Store
 
     url = cfg.database_url
     if url.startswith("sqlite:///") and not url.startswith("sqlite:////"):
@@ -298,9 +298,9 @@ def build_store(cfg: AppConfig) -> Any:
 
 def build_guard(cfg: AppConfig, *, store: Any, processes: int = 1) -> GuardService:
     """``processes``: how many guard processes share the traffic (each keeps its share of the rate limits)."""
-    from serve_app.auth import Authenticator
-    from serve_app.guard import GuardService
-    from serve_app.ratelimit import RateLimiter
+    from serve_app.guard.admission import GuardService
+    from serve_app.guard.auth import Authenticator
+    from serve_app.guard.ratelimit import RateLimiter
 
     try:
         authenticator = Authenticator.from_env(cfg.api_keys, cfg.partners_file, cfg.api_key_hashes)
@@ -336,7 +336,7 @@ def build_pipeline(
 
 def build_inprocess(cfg: AppConfig, *, retriever: Any = None, store: Any = None) -> Any:
     """The whole pipeline in one process (CLI ``ask``, most tests): same classes as the Ray graph."""
-    from serve_app.tools import LocalRetrieverPort
+    from serve_app.agent.tools.base import LocalRetrieverPort
 
     retriever = retriever if retriever is not None else build_retriever(cfg)
     store = store if store is not None else build_store(cfg)
@@ -358,7 +358,7 @@ def build_placed(
     """The pipeline of one process: each role is the port given (a Ray handle's proxy in the graph) or, when
     None, the plain object built here. ``pipeline.guard_service`` is the guard the ingress admits with;
     ``guard_processes`` and ``on_judge_batch`` apply to a guard and a judge built here."""
-    from serve_app.tools import LocalRetrieverPort
+    from serve_app.agent.tools.base import LocalRetrieverPort
 
     # The agent and the pipeline (search, scope) share one retriever port.
     port = retriever if retriever is not None else LocalRetrieverPort(build_retriever(cfg))

@@ -12,8 +12,8 @@ import subprocess
 import sys
 import threading
 
-from serve_app import factory
 from serve_app.config import AppConfig, ConfigError
+from serve_app.runtime import factory
 
 
 def check_port_free(host: str, port: int) -> None:
@@ -116,7 +116,7 @@ def run_forever(cfg: AppConfig, *, config_arg: str | None = None) -> int:
     check_port_free(cfg.serve.host, cfg.port)
     factory.ensure_index(cfg)
     config = ["--config", config_arg] if config_arg else []
-    command = [sys.executable, "-m", "serve_app.cli", *config, "serve"]
+    command = [sys.executable, "-m", "serve_app.runtime.cli", *config, "serve"]
     child = subprocess.Popen(command, env={**os.environ, GRAPH_PROCESS_ENV: "1"}, start_new_session=True)
 
     def _forward(signum: int, frame: object) -> None:

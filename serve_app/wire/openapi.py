@@ -1,4 +1,4 @@
-"""``/openapi.json`` and the committed JSON Schemas, both generated from :mod:`serve_app.schemas`."""
+"""``/openapi.json`` and the committed JSON Schemas, both generated from :mod:`serve_app.wire.schemas`."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from serve_app import schemas as s
+from serve_app.wire import schemas as s
 
-WIRE_DIR = Path(__file__).resolve().parent / "wire_schema" / f"v{s.WIRE_SCHEMA_VERSION}"
+WIRE_DIR = Path(__file__).resolve().parent / "json_schemas" / f"v{s.WIRE_SCHEMA_VERSION}"
 SCHEMA_BASE = "https://aceh-rag.local/wire/v" + s.WIRE_SCHEMA_VERSION
 
 # file name → model; events are written as event.<name>.schema.json

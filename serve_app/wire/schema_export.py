@@ -1,8 +1,8 @@
-"""``python -m serve_app.schema_export``: rewrite the committed JSON Schemas from the pydantic models."""
+"""``python -m serve_app.wire.schema_export``: rewrite the committed JSON Schemas from the pydantic models."""
 
 from __future__ import annotations
 
-from serve_app.openapi import write_wire_schemas
+from serve_app.wire.openapi import write_wire_schemas
 
 if __name__ == "__main__":
     for path in write_wire_schemas():

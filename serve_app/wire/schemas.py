@@ -3,7 +3,7 @@
 Requests are strict (unknown fields, wrong types → 422). Responses are built by the pipeline and dumped
 with :func:`dump`, which drops the opt-in fields a request did not ask for (absent, not null) while keeping
 the nulls the contract spells out (``fallback_reason``, ``unverified_reason``, ``grounding_rate``).
-The committed JSON Schemas in ``serve_app/wire_schema/`` and ``/openapi.json`` come from these models.
+The committed JSON Schemas in ``serve_app/wire/json_schemas/`` and ``/openapi.json`` come from these models.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import pytest
 
 from retrieval.types import Chunk
 from serve_app.budget import RequestBudget
-from tests.agent.fakes import FakeRetriever, FakeTable, make_chunk
+from tests.support.agent_fakes import FakeRetriever, FakeTable, make_chunk
 
 BUDGET_HEADER = "Urusan | Tahun | Anggaran"
 BUDGET_ROWS = [

@@ -10,14 +10,14 @@ import pytest
 
 from benchmarks.query_v2 import free_port
 from models.base import ModelTimeout, ModelUnavailable
-from serve_app.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
-from serve_app.refusals import REFUSAL_TEXTS
-from serve_app.tools import LocalRetrieverPort
-from serve_app.tools_open_data import EgressPolicy, OpenDataTool
-from serve_app.writer_embedded import EmbeddedWriter
-from serve_app.writer_llm import LLMWriter
+from serve_app.agent.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
+from serve_app.agent.tools.base import LocalRetrieverPort
+from serve_app.agent.tools.open_data import EgressPolicy, OpenDataTool
+from serve_app.agent.writers.embedded import EmbeddedWriter
+from serve_app.agent.writers.llm import LLMWriter
+from serve_app.answer.refusals import REFUSAL_TEXTS
 from tests.agent.conftest import corpus_chunks, make_budget
-from tests.agent.fakes import FakeRetriever, ScriptedEngine, fake_find_references
+from tests.support.agent_fakes import FakeRetriever, ScriptedEngine, fake_find_references
 
 QUESTION = "Berapa anggaran pendidikan Aceh tahun 2023?"
 VALID = {

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from serve_app.refusals import NOT_FOUND_FRAMING
+from serve_app.answer.refusals import NOT_FOUND_FRAMING
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "demo_questions.jsonl"
 # Question id -> (the question's JSONL record, the answer body).
@@ -20,9 +20,9 @@ Answers = dict[str, tuple[dict[str, Any], dict[str, Any]]]
 
 @pytest.fixture(scope="module")
 def answers(demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory) -> Answers:
-    from serve_app import factory
-    from serve_app.auth import Principal
-    from serve_app.schemas import QueryV2Request
+    from serve_app.guard.auth import Principal
+    from serve_app.runtime import factory
+    from serve_app.wire.schemas import QueryV2Request
     from tests.conftest import make_config
 
     pipeline = factory.build_inprocess(

@@ -8,8 +8,7 @@ import jsonschema
 import pytest
 
 from models.base import CallRecord, Generation
-from serve_app.budget import RequestBudget
-from serve_app.prompts import (
+from serve_app.agent.prompts import (
     DEFAULT_EDITORIAL,
     SEGMENT_JSON_SCHEMA,
     SYSTEM_RULES,
@@ -17,11 +16,12 @@ from serve_app.prompts import (
     passage_identity,
     system_prompt,
 )
-from serve_app.refusals import REFUSAL_REASONS, refusal_text
-from serve_app.segments import Passage
-from serve_app.writer_llm import LLMWriter, parse_segments
+from serve_app.agent.writers.llm import LLMWriter, parse_segments
+from serve_app.answer.refusals import REFUSAL_REASONS, refusal_text
+from serve_app.answer.segments import Passage
+from serve_app.budget import RequestBudget
 from tests.agent.conftest import corpus_chunks, make_budget
-from tests.agent.fakes import ScriptedEngine
+from tests.support.agent_fakes import ScriptedEngine
 
 
 def test_editorial_prompt_replaces_only_the_editorial_layer() -> None:

@@ -6,10 +6,10 @@ import time
 from collections.abc import Sequence
 
 from judge.types import JudgeItem, JudgeResult
-from serve_app.annotate import Annotation, Annotator
+from serve_app.answer.annotate import Annotation, Annotator
+from serve_app.answer.segments import Passage
 from serve_app.budget import RequestBudget
-from serve_app.segments import Passage
-from tests.annotate.fakes import (
+from tests.support.annotate_fakes import (
     ScriptedJudge,
     StaticFraming,
     annotate,

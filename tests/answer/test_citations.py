@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judge.types import JudgeItem, JudgeResult
-from serve_app.annotate import Annotator, unlocated_pieces
-from serve_app.compose import compose
-from tests.annotate.fakes import (
+from serve_app.answer.annotate import Annotator, unlocated_pieces
+from serve_app.answer.compose import compose
+from tests.support.annotate_fakes import (
     ScriptedJudge,
     StaticFraming,
     annotate,

@@ -8,16 +8,21 @@ import json
 import pytest
 
 from models.base import ModelError, ModelTimeout, ModelUnavailable
-from serve_app.annotate import Annotator
-from serve_app.framing import EmbeddedFramingChecker, FramingCheckError, LLMFramingChecker, framing_messages
-from serve_app.refusals import (
+from serve_app.answer.annotate import Annotator
+from serve_app.answer.framing import (
+    EmbeddedFramingChecker,
+    FramingCheckError,
+    LLMFramingChecker,
+    framing_messages,
+)
+from serve_app.answer.refusals import (
     GREETING_FRAMING,
     LEAD_IN_FRAMING,
     NOT_FOUND_FRAMING,
     SUMMARY_LEAD_IN,
     TOOL_NOTICES,
 )
-from tests.annotate.fakes import FakeEngine, ScriptedJudge, annotate, chunk_passage, make_budget, seg
+from tests.support.annotate_fakes import FakeEngine, ScriptedJudge, annotate, chunk_passage, make_budget, seg
 
 QUERY = "Berapa anggaran pendidikan Aceh tahun 2023?"
 PASSAGE = chunk_passage(

@@ -6,10 +6,17 @@ from collections.abc import Sequence
 
 import pytest
 
-from serve_app.annotate import Annotation, Annotator, V1Gate, blocked_annotation, refusal_annotation, v1_gate
-from serve_app.schemas import ClaimMapEntry, Faithfulness
-from serve_app.segments import ComposedAnswer, Segment
-from tests.annotate.fakes import (
+from serve_app.answer.annotate import (
+    Annotation,
+    Annotator,
+    V1Gate,
+    blocked_annotation,
+    refusal_annotation,
+    v1_gate,
+)
+from serve_app.answer.segments import ComposedAnswer, Segment
+from serve_app.wire.schemas import ClaimMapEntry, Faithfulness
+from tests.support.annotate_fakes import (
     ScriptedJudge,
     StaticFraming,
     Verdict,

@@ -16,10 +16,10 @@ from judge.llm_judge import LLMJudge
 from judge.types import JudgeItem, JudgeResult
 from models.base import CallRecord, ModelTimeout, ModelUnavailable
 from models.tokens import estimate_message_tokens
-from serve_app.prompts import build_messages
-from serve_app.segments import Passage, Segment
-from serve_app.tools import LocalRetrieverPort
-from serve_app.writer_base import WriterOutput
+from serve_app.agent.prompts import build_messages
+from serve_app.agent.tools.base import LocalRetrieverPort
+from serve_app.agent.writers.base import WriterOutput
+from serve_app.answer.segments import Passage, Segment
 from tests.contract.checks import (
     assert_no_internals,
     assert_v1_body,
@@ -28,7 +28,7 @@ from tests.contract.checks import (
     parse_sse,
     validate_against_schema,
 )
-from tests.contract.fakes import (
+from tests.support.service import (
     ALTERED_FACT,
     BUDGET_QUESTION,
     REWRITTEN_FACT,
@@ -101,9 +101,9 @@ def test_judge_down_makes_every_cited_claim_unverified(env: dict[str, Any]) -> N
 
 
 def test_judge_function_raising_is_judge_unavailable_too(env: dict[str, Any]) -> None:
-    from serve_app import factory
-    from serve_app.annotate import Annotator
-    from serve_app.framing import EmbeddedFramingChecker
+    from serve_app.answer.annotate import Annotator
+    from serve_app.answer.framing import EmbeddedFramingChecker
+    from serve_app.runtime import factory
 
     async def broken(items: list[JudgeItem]) -> list[JudgeResult]:
         raise RuntimeError("pool gone")
@@ -411,7 +411,7 @@ class _FailingSearch(LocalRetrieverPort):
 def test_nothing_readable_after_tools_is_404(env: dict[str, Any], port: type[LocalRetrieverPort]) -> None:
     from starlette.testclient import TestClient
 
-    from serve_app import factory
+    from serve_app.runtime import factory
 
     cfg = config(env["tmp"], env["index"])
     pipeline = factory.build_inprocess(cfg, retriever=env["retriever"])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from serve_app.store import Store
+from serve_app.conversation.store import Store
 
 PG_URL = os.environ.get("ACEH_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 

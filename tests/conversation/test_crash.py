@@ -13,14 +13,14 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from serve_app.store import t_conversations, t_memory, t_messages
-from tests.store.conftest import Backend
+from serve_app.conversation.store import t_conversations, t_memory, t_messages
+from tests.conversation.conftest import Backend
 
 REPO = Path(__file__).resolve().parents[2]
 OWNER = "iss|crash"
 WRITER = f"""
 import sys, threading
-from serve_app.store import Store
+from serve_app.conversation.store import Store
 
 store = Store(sys.argv[1], schema=sys.argv[2] or None)
 

@@ -12,10 +12,10 @@ from sqlalchemy import MetaData, inspect, select
 from sqlalchemy.exc import StatementError
 
 from serve_app import errors
-from serve_app.migrations import LATEST_VERSION
-from serve_app.store import ConflictError, NotFoundError, Store, database_url
-from serve_app.store import _meta as store_tables
-from tests.store.conftest import Backend
+from serve_app.conversation.migrations import LATEST_VERSION
+from serve_app.conversation.store import ConflictError, NotFoundError, Store, database_url
+from serve_app.conversation.store import _meta as store_tables
+from tests.conversation.conftest import Backend
 
 
 def v2_body(answer: str, *, marker: str = "") -> dict[str, Any]:

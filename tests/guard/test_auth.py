@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
 
-from serve_app.auth import AUDIENCE, Authenticator, AuthError, Principal, hash_api_key
+from serve_app.guard.auth import AUDIENCE, Authenticator, AuthError, Principal, hash_api_key
 
 ISSUER = "https://idp.mitra-a.example"
 OTHER_ISSUER = "https://idp.mitra-b.example"
@@ -173,7 +173,7 @@ def test_every_forged_or_broken_token_is_rejected_with_one_text(
 ) -> None:
     texts = set()
     for name, token in _forgeries(keys).items():
-        with caplog.at_level(logging.DEBUG, logger="serve_app.auth"):
+        with caplog.at_level(logging.DEBUG, logger="serve_app.guard.auth"):
             caplog.clear()
             with pytest.raises(AuthError) as excinfo:
                 auth.authenticate(_headers(token))

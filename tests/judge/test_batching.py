@@ -12,7 +12,7 @@ from judge.llm_judge import LLMJudge
 from judge.recheck import RecheckStats, judge_with_recheck
 from judge.types import JudgeResult
 from models.base import CallRecord
-from tests.judge_pool.fakes import FakeEngine, FakeJudge, item, soon
+from tests.support.judge_fakes import FakeEngine, FakeJudge, item, soon
 
 T = TypeVar("T")
 

@@ -12,7 +12,7 @@ from judge.batching import judge_batch_outcomes
 from judge.llm_judge import LLMJudge
 from judge.types import JudgePassage
 from models.base import Classification, ModelOutputError, ModelTimeout, ModelUnavailable
-from tests.judge_pool.fakes import FakeEngine, FakePairsEngine, item, soon
+from tests.support.judge_fakes import FakeEngine, FakePairsEngine, item, soon
 
 T = TypeVar("T")
 

@@ -41,7 +41,7 @@ def graph(
     import ray
     from ray import serve
 
-    from serve_app.serve_runner import start_serve
+    from serve_app.runtime.serve_runner import start_serve
 
     port = free_port()
     cfg = make_config(tmp_path_factory.mktemp("graph"), demo_index)
@@ -162,9 +162,9 @@ def test_stream_over_the_graph(graph: dict[str, Any]) -> None:
 def test_graph_and_inprocess_pipeline_give_the_same_json(graph: dict[str, Any], demo_retriever: Any) -> None:
     import asyncio
 
-    from serve_app import factory
-    from serve_app.auth import Principal
-    from serve_app.schemas import QueryV2Request
+    from serve_app.guard.auth import Principal
+    from serve_app.runtime import factory
+    from serve_app.wire.schemas import QueryV2Request
 
     cfg = graph["config"]
     pipeline = factory.build_inprocess(cfg, retriever=demo_retriever)

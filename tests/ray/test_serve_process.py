@@ -51,7 +51,7 @@ def test_serve_answers_and_stops_cleanly(
         "ACEH_DATABASE_URL": f"sqlite:///{tmp_path / 'aceh.db'}",
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "serve_app.cli", "serve"],
+        [sys.executable, "-m", "serve_app.runtime.cli", "serve"],
         cwd=REPO,
         env=env,
         stdout=subprocess.DEVNULL,

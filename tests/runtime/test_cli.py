@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from serve_app.cli import main
+from serve_app.runtime.cli import main
 from tests.conftest import API_KEY, DEMO_CORPUS
 
 
@@ -82,7 +82,7 @@ def test_haproxy_asked_for_but_not_installed(
 
 def test_haproxy_switches_go_to_every_ray_process(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from serve_app.config import AppConfig, ServeConfig
-    from serve_app.serve_runner import RAY_ENV, ray_env
+    from serve_app.runtime.serve_runner import RAY_ENV, ray_env
 
     monkeypatch.setenv("RAY_SERVE_HAPROXY_BINARY_PATH", "/opt/haproxy/bin/haproxy")
     assert ray_env(AppConfig()) == RAY_ENV

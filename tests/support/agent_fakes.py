@@ -13,7 +13,7 @@ from typing import Any
 
 from models.base import CallRecord, Classification, Engine, Generation, ModelOutputError, ModelTimeout
 from retrieval.types import Chunk, DocumentIdentity, DocumentInfo, SearchHit
-from serve_app.tools_text import stems
+from serve_app.agent.text import stems
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,12 +12,12 @@ from judge.base import Judge
 from judge.types import JudgeItem, JudgeResult
 from models.base import CallRecord, Classification, Engine, Generation, ModelError
 from retrieval.types import Chunk, DocumentIdentity
-from serve_app.annotate import Annotation, Annotator
+from serve_app.answer.annotate import Annotation, Annotator
+from serve_app.answer.compose import compose
+from serve_app.answer.framing import FramingChecker
+from serve_app.answer.segments import ComposedAnswer, Passage, Segment
 from serve_app.budget import RequestBudget
-from serve_app.compose import compose
-from serve_app.framing import FramingChecker
-from serve_app.schemas import Claim, Faithfulness, FramingSpan, GroundingDetail
-from serve_app.segments import ComposedAnswer, Passage, Segment
+from serve_app.wire.schemas import Claim, Faithfulness, FramingSpan, GroundingDetail
 
 Verdict = str | JudgeResult | Callable[[JudgeItem], JudgeResult]
 

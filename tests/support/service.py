@@ -20,13 +20,13 @@ from judge.batching import judge_batch
 from judge.rules import RuleJudge
 from judge.types import JudgeItem, JudgeResult
 from models.base import CallRecord, Classification, Engine, Generation, ModelOutputError
-from serve_app import factory
-from serve_app.annotate import Annotator
+from serve_app.agent.writers.base import Writer, WriterOutput
+from serve_app.agent.writers.embedded import EmbeddedWriter
+from serve_app.answer.annotate import Annotator
+from serve_app.answer.framing import EmbeddedFramingChecker, FramingChecker
+from serve_app.answer.segments import Passage, Segment
 from serve_app.budget import RequestBudget
-from serve_app.framing import EmbeddedFramingChecker, FramingChecker
-from serve_app.segments import Passage, Segment
-from serve_app.writer_base import Writer, WriterOutput
-from serve_app.writer_embedded import EmbeddedWriter
+from serve_app.runtime import factory
 from tests.conftest import API_KEY, make_config
 
 HEADERS = {"X-API-Key": API_KEY}

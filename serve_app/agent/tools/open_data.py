@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from serve_app.tools import Evidence, Tool, ToolContext, ToolResult
-from serve_app.tools_text import content_terms, term_matches, words, years
+from serve_app.agent.text import content_terms, term_matches, words, years
+from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
 
 
 class EgressPolicy:

@@ -7,7 +7,7 @@ from typing import Any
 
 from models.tokens import estimate_tokens
 from retrieval.types import Chunk
-from serve_app.tools import Evidence, Tool, ToolContext, ToolResult
+from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
 
 
 def _scoped(ctx: ToolContext, ids: frozenset[str] | None) -> frozenset[str] | None:

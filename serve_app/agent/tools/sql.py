@@ -18,9 +18,9 @@ from typing import Any
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import Engine as SqlEngine
 
-from serve_app.tools import Evidence, Tool, ToolContext, ToolResult
-from serve_app.tools_table import detect_operation
-from serve_app.tools_text import content_terms, years
+from serve_app.agent.text import content_terms, years
+from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
+from serve_app.agent.tools.table import detect_operation
 
 _FORBIDDEN = re.compile(
     r"\b(insert|update|delete|drop|alter|create|replace|truncate|attach|detach|pragma|grant|revoke|vacuum|"

@@ -17,8 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from serve_app.tools import Evidence, Tool, ToolContext, ToolResult
-from serve_app.tools_text import (
+from serve_app.agent.text import (
     content_terms,
     format_number,
     format_scaled,
@@ -27,6 +26,7 @@ from serve_app.tools_text import (
     words,
     years,
 )
+from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
 
 OPERATION_WORDS: dict[str, tuple[str, ...]] = {
     "top": ("terbesar", "tertinggi", "teratas", "terbanyak", "top"),

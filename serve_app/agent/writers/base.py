@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from models.base import CallRecord
+from serve_app.answer.segments import Passage, Segment
 from serve_app.budget import RequestBudget
-from serve_app.segments import Passage, Segment
 
 
 @dataclass(slots=True)

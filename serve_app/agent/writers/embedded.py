@@ -2,7 +2,7 @@
 
 It cuts every passage into units a strict judge can verify on their own (a sentence or list item copied
 verbatim, a table row with its header, a line of a tool result), scores them against the question
-(:mod:`serve_app.writer_units`), and writes:
+(:mod:`serve_app.agent.writers.units`), and writes:
 
 * a framing lead-in (``LEAD_IN_FRAMING``), then the chosen units in blocks, best block first: a paragraph
   for one statement; a list under its lead-in sentence (written once, as a fact; a list the question asks
@@ -27,13 +27,10 @@ from collections.abc import Mapping, Sequence
 
 from models.base import CallRecord
 from models.tokens import estimate_tokens
-from serve_app.budget import RequestBudget
-from serve_app.refusals import GREETING_FRAMING, LEAD_IN_FRAMING, NOT_FOUND_FRAMING, SUMMARY_LEAD_IN
-from serve_app.segments import Passage, Segment
-from serve_app.tools_planner import FIGURES, Query, analyse
-from serve_app.tools_text import has_amount, words
-from serve_app.writer_base import Writer, WriterOutput
-from serve_app.writer_units import (
+from serve_app.agent.planner import FIGURES, Query, analyse
+from serve_app.agent.text import has_amount, words
+from serve_app.agent.writers.base import Writer, WriterOutput
+from serve_app.agent.writers.units import (
     Unit,
     expected_figure,
     extract_units,
@@ -42,6 +39,9 @@ from serve_app.writer_units import (
     split_units,
     valid_text,
 )
+from serve_app.answer.refusals import GREETING_FRAMING, LEAD_IN_FRAMING, NOT_FOUND_FRAMING, SUMMARY_LEAD_IN
+from serve_app.answer.segments import Passage, Segment
+from serve_app.budget import RequestBudget
 
 __all__ = [
     "EmbeddedWriter",
@@ -231,7 +231,7 @@ def _plain(units: list[Unit], *, alone: bool) -> list[Segment]:
 
 
 class EmbeddedWriter(Writer):
-    """Implements :class:`~serve_app.writer_base.Writer` without a model; it still charges one call
+    """Implements :class:`~serve_app.agent.writers.base.Writer` without a model; it still charges one call
     (engine ``embedded``) so budgets and ``model_call_log`` read the same on every engine."""
 
     name = "embedded"

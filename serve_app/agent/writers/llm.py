@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from models.base import Engine, ModelOutputError
+from serve_app.agent.prompts import SEGMENT_JSON_SCHEMA, build_messages, regeneration_message
+from serve_app.agent.writers.base import Writer, WriterOutput
+from serve_app.answer.segments import Passage, Segment
 from serve_app.budget import RequestBudget
-from serve_app.prompts import SEGMENT_JSON_SCHEMA, build_messages, regeneration_message
-from serve_app.segments import Passage, Segment
-from serve_app.writer_base import Writer, WriterOutput
 
 
 def parse_segments(data: Any) -> tuple[list[Segment] | None, list[str]]:

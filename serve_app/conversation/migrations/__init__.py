@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, select
 from sqlalchemy.engine import Connection
 
-from serve_app.migrations import m0001_initial
+from serve_app.conversation.migrations import m0001_initial
 
 Migration = tuple[int, str, Callable[[Connection], None]]
 
