@@ -21,8 +21,9 @@ from serve_app import errors
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
 from serve_app.metrics import Metrics
-from serve_app.pipeline import AnswerResult, Pipeline
+from serve_app.pipeline import Pipeline
 from serve_app.wire.openapi import openapi_document
+from serve_app.wire.responses import AnswerResult
 from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
 from serve_app.wire.sse import error_frame, frame, v1_answer_frames, v2_answer_frames
 

@@ -11,136 +11,42 @@ span:
   ``uncited`` claim (kind stays ``framing``), and when the check fails every such segment does.
 
 Only a judge result ``supported`` yields ``supported``: deadlines, an exhausted budget, a failing or
-unparseable judge and disputed re-checks all give ``unverified`` with their reason. :func:`v1_gate` builds
-the /query (v1) answer from the same annotation by removing what is not supported.
+unparseable judge and disputed re-checks all give ``unverified`` with their reason.
+:mod:`serve_app.answer.v1_gate` builds
+the /query (v1) answer from the same annotation by removing what is not supported; the records are in
+:mod:`serve_app.answer.annotation` and what the judge reads in :mod:`serve_app.answer.judge_items`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
 from judge.batching import apply_budget, is_past, unverified
 from judge.recheck import judge_with_recheck
 from judge.types import JudgeItem, JudgePassage, JudgeResult
 from models.base import CallRecord
-from serve_app.agent.prompts import passage_identity
-from serve_app.answer.compose import compose, validate_segments
+from serve_app.answer.annotation import UNVERIFIED_REASONS, Annotation, faithfulness_report, unlocated_pieces
 from serve_app.answer.framing import FramingChecker
-from serve_app.answer.segments import ComposedAnswer, ComposedSpan, Passage, Segment
+from serve_app.answer.judge_items import (
+    JUDGE_VERDICTS,
+    judge_identity,
+    judged_context,
+    judged_passage,
+    judged_text,
+    sanitised,
+)
+from serve_app.answer.segments import ComposedAnswer, ComposedSpan, Passage
 from serve_app.budget import RequestBudget
 
 JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
-UNVERIFIED_REASONS: tuple[str, ...] = ("deadline", "budget", "judge_unavailable", "unparseable", "disputed")
-V1_REFUSAL_REASON = "insufficient_verified_claims"
-_JUDGE_VERDICTS = frozenset({"supported", "unsupported", "unverified"})
 _RECORD_ERRORS = {"deadline": "timeout", "judge_unavailable": "unavailable", "unparseable": "bad_output"}
-# What the server writes between segments: whitespace, "## ", "- ", table pipes and the separator row.
-_LAYOUT_ONLY = re.compile(r"(?:\s|## |- |\|(?: -{3,} \|)*)*")
 _EMPHASIS = re.compile(r"[*_`~]+")
 _EDGE_PUNCTUATION = ".,;:!?\"'()[]“”‘’ "
-
-
-# ---------------------------------------------------------------------------- the result
-
-
-@dataclass
-class Annotation:
-    """What annotate-v2 says about one answer, as wire dicts (schemas.Claim, FramingSpan, Faithfulness)."""
-
-    claims: list[dict[str, Any]]
-    framing: list[dict[str, Any]]
-    faithfulness: dict[str, Any]
-    grounding_details: list[dict[str, Any]] = field(default_factory=list)
-    memory_items: list[str] = field(default_factory=list)
-    budget: RequestBudget | None = None
-
-    @property
-    def claims_supported(self) -> int:
-        return int(self.faithfulness["grounding"]["claims_supported"])
-
-    @property
-    def claims_total(self) -> int:
-        return int(self.faithfulness["grounding"]["claims_total"])
-
-    @property
-    def grounding_rate(self) -> float | None:
-        rate = self.faithfulness["grounding"]["grounding_rate"]
-        return None if rate is None else float(rate)
-
-
-def unlocated_pieces(answer: str, covered: Sequence[tuple[int, int]]) -> int:
-    """Runs of ``answer`` outside every ``(start, end)`` span that hold more than server layout."""
-    pieces, position = 0, 0
-    for start, end in sorted(covered) + [(len(answer), len(answer))]:
-        if start > position and not _LAYOUT_ONLY.fullmatch(answer[position:start]):
-            pieces += 1
-        position = max(position, end)
-    return pieces
-
-
-def _grounding(supported: int, total: int) -> dict[str, Any]:
-    return {"claims_supported": supported, "claims_total": total,
-            "grounding_rate": supported / total if total else None}
-
-
-def faithfulness_report(
-    claims: Sequence[dict[str, Any]], *, framing_total: int, unlocated_total: int, judge_status: str,
-    framing_check: str, checked: bool = True,
-) -> dict[str, Any]:
-    """The wire ``faithfulness`` object counted from claim dicts (``checked`` appears only when False)."""
-    verdicts = Counter(c["verdict"] for c in claims)
-    reasons = Counter(c["unverified_reason"] for c in claims if c["verdict"] == "unverified")
-    total = len(claims) - verdicts["from_conversation"]
-    supported = verdicts["supported"]
-    if supported == 0:
-        verification = "none"
-    elif supported == len(claims) and unlocated_total == 0:
-        verification = "full"
-    else:
-        verification = "partial"
-    report: dict[str, Any] = {
-        "mechanism": "annotate-v2",
-        "judge_status": judge_status,
-        "framing_check": framing_check,
-        "claims_total": total,
-        **{v: verdicts[v] for v in ("supported", "unsupported", "unverified", "uncited", "invalid_citation",
-                                    "from_conversation")},
-        "unverified_reasons": {reason: reasons[reason] for reason in UNVERIFIED_REASONS},
-        "framing_total": framing_total,
-        "unlocated_total": unlocated_total,
-        "verification": verification,
-        "grounding": _grounding(supported, total),
-    }
-    if not checked:
-        report["checked"] = False
-    return report
-
-
-def refusal_annotation(answer: str, *, checked: bool = True) -> Annotation:
-    """A refusal or notice: no claims or framing, the text is one uncovered piece, nothing verified.
-    ``checked=False`` only for ``context_budget_exhausted`` (nothing was checked at all)."""
-    report = faithfulness_report([], framing_total=0, unlocated_total=unlocated_pieces(answer, []),
-                                 judge_status="skipped", framing_check="skipped", checked=checked)
-    return Annotation(claims=[], framing=[], faithfulness=report)
-
-
-def blocked_annotation(before: Annotation) -> Annotation:
-    """A Policy Guard block: nothing of the answer is published (no claims, framing, details or memory),
-    but the counts of the claims checked before the block stay, as on v1. The refusal text is one
-    uncovered piece."""
-    report = dict(before.faithfulness)
-    report.update(framing_total=0, unlocated_total=1, verification="none",
-                  unverified_reasons=dict(before.faithfulness["unverified_reasons"]),
-                  grounding=dict(before.faithfulness["grounding"]))
-    report.pop("checked", None)
-    return Annotation(claims=[], framing=[], faithfulness=report, budget=before.budget)
 
 
 # ---------------------------------------------------------------------------- marking
@@ -173,37 +79,6 @@ def _repeats(text: str, conversation: Sequence[str]) -> bool:
         return False
     pattern = re.compile(rf"(?<!\w){re.escape(own)}(?!\w)") if len(own.split()) >= 2 else None
     return any(own == other or (pattern is not None and pattern.search(other)) for other in conversation)
-
-
-def _judge_identity(passage: Passage) -> dict[str, str | int | None]:
-    """The identity the agent saw with this passage, in the judge's scalar form."""
-    identity: dict[str, str | int | None] = {}
-    for key, value in passage_identity(passage).items():
-        scalar = isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-        if value is None or scalar:
-            identity[key] = value
-        else:
-            identity[key] = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    if passage.chunk is not None and passage.chunk.context:
-        identity["context"] = passage.chunk.context  # shown to the agent as "(konteks: …)"
-    return identity
-
-
-def _sanitised(items: list[JudgeItem], raw: Any) -> list[JudgeResult]:
-    """The judge's answer held to its contract; anything unusable is unverified, never supported."""
-    if not isinstance(raw, list | tuple) or len(raw) != len(items):
-        return [unverified(item, "judge_unavailable", "wrong_result_count") for item in items]
-    results = []
-    for item, result in zip(items, raw, strict=True):
-        if not isinstance(result, JudgeResult) or result.verdict not in _JUDGE_VERDICTS:
-            result = unverified(item, "unparseable", "bad_result")
-        elif result.item_id != item.item_id:
-            result = unverified(item, "judge_unavailable", "mismatched_result")
-        elif (result.verdict == "unverified") != (result.unverified_reason is not None) or (
-                result.unverified_reason is not None and result.unverified_reason not in UNVERIFIED_REASONS):
-            result = unverified(item, "unparseable", "inconsistent_result")
-        results.append(result)
-    return results
 
 
 class Annotator:
@@ -266,7 +141,7 @@ class Annotator:
                 why = "framing_checkable" if checkable is not None else "framing_check_unavailable"
                 mark.verdict, mark.reasons = "uncited", (why,)
         for mark, result in zip(to_judge, results, strict=True):
-            mark.verdict = result.verdict if result.verdict in _JUDGE_VERDICTS else "unverified"
+            mark.verdict = result.verdict if result.verdict in JUDGE_VERDICTS else "unverified"
             if mark.verdict == "unverified":
                 reason = result.unverified_reason
                 mark.unverified_reason = reason if reason in UNVERIFIED_REASONS else "unparseable"
@@ -323,10 +198,10 @@ class Annotator:
         items = [
             JudgeItem(
                 item_id=str(m.span.index),
-                claim=_judged_text(m.span),
-                passages=tuple(JudgePassage(k, _judged_passage(passages[k]), _judge_identity(passages[k]))
+                claim=judged_text(m.span),
+                passages=tuple(JudgePassage(k, judged_passage(passages[k]), judge_identity(passages[k]))
                                for k in m.valid),
-                context=_judged_context(m.span),
+                context=judged_context(m.span),
                 deadline=deadline,
             )
             for m in marks
@@ -367,7 +242,7 @@ class Annotator:
                 self._charge(budget, items, None, started)
                 raise
             else:
-                results = _sanitised(items, raw)
+                results = sanitised(items, raw)
             self._charge(budget, items, results, started)
             return results
 
@@ -436,146 +311,3 @@ class Annotator:
                                      judge_status=judge_status, framing_check=framing_check)
         memory = [c["text"] for c in claims if c["verdict"] == "supported"]
         return Annotation(claims, framing, report, details, memory, budget)
-
-
-# ---------------------------------------------------------------------------- /query (v1)
-
-
-@dataclass
-class V1Gate:
-    """The v1 answer: only supported claims (and framing) kept, recomposed so offsets stay exact."""
-
-    answer: str
-    claim_map: list[dict[str, Any]]
-    dropped_count: int
-    dropped_reasons: dict[str, int]
-    provenance_complete: bool
-    claims_supported: int
-    claims_total: int
-    grounding_rate: float | None
-    refused: bool
-    reason: str | None = None  # V1_REFUSAL_REASON when refused
-
-
-def _drop_reason(claim: dict[str, Any]) -> str:
-    if claim["verdict"] == "unverified":
-        return f"unverified:{claim['unverified_reason']}"
-    return str(claim["verdict"])
-
-
-def _repaired(kept: list[tuple[Segment, dict[str, Any] | None]], dropped: Counter[str]
-              ) -> list[tuple[Segment, dict[str, Any] | None]]:
-    """Kept segments with layouts that still compose: table rows whose header was removed, and a
-    ``continue`` left first or after a table line, become paragraphs (dropped, as "layout", if their text
-    cannot stand as one)."""
-    out: list[tuple[Segment, dict[str, Any] | None]] = []
-    for segment, claim in kept:
-        previous = out[-1][0].layout if out else None
-        layout = segment.layout
-        if layout == "continue" and previous in (None, "table_header", "table_row"):
-            layout = "paragraph"
-        elif layout == "table_row" and previous not in ("table_header", "table_row"):
-            layout = "paragraph"
-        if layout != segment.layout:
-            segment = replace(segment, layout=layout)
-            if validate_segments([segment]):
-                dropped["layout"] += 1
-                continue
-        out.append((segment, claim))
-    return out
-
-
-def v1_gate(composed: ComposedAnswer, annotation: Annotation, *, min_kept_ratio: float) -> V1Gate:
-    """/query (v1): remove every claim that is not ``supported`` (framing judged checkable included), keep
-    framing spans, recompose with :func:`compose` so the claim map's offsets are exact. Refused when
-    supported / claims_total < ``min_kept_ratio``, when there were claims but none supported, or when
-    nothing is left to publish; ``claims_*`` and ``grounding_rate`` are the v2 figures."""
-    claims = {(c["start"], c["end"]): c for c in annotation.claims}
-    framing = {(f["start"], f["end"]) for f in annotation.framing}
-    dropped: Counter[str] = Counter()
-    kept: list[tuple[Segment, dict[str, Any] | None]] = []
-    block_layout = "paragraph"  # the layout a "continue" falls back to when its block start is gone
-    block_start_kept = True
-    for span in composed.spans:
-        seg, where = span.segment, (span.start, span.end)
-        claim = claims.get(where)
-        keep = (claim is not None and claim["verdict"] == "supported") or (claim is None and where in framing)
-        if seg.layout != "continue":
-            block_layout, block_start_kept = seg.layout, keep
-        if not keep:
-            dropped[_drop_reason(claim) if claim is not None else "unannotated"] += 1
-            continue
-        if seg.layout == "continue" and not block_start_kept:
-            # Its block's start was removed: it starts that block itself rather than join another one.
-            seg = replace(seg, layout=block_layout if block_layout in ("paragraph", "heading", "list_item")
-                          else "paragraph")
-            if validate_segments([seg]):
-                dropped["layout"] += 1
-                continue
-            block_start_kept = True
-        kept.append((seg, claim))
-    segments = _repaired(kept, dropped)
-    supported, total = annotation.claims_supported, annotation.claims_total
-    refused = (
-        (bool(annotation.claims) and supported == 0)
-        or (total > 0 and supported / total < min_kept_ratio)
-        or not segments
-    )
-    new = compose([s for s, _ in segments]) if segments else ComposedAnswer("", ())
-    claim_map = []
-    for span, (_, claim) in zip(new.spans, segments, strict=True):
-        if claim is None:
-            continue
-        citations = [dict(pair) for pair in claim["citations"]]
-        claim_map.append({
-            "text": span.segment.text,
-            "citation_keys": [pair["citation_key"] for pair in citations],
-            "citations": citations,
-            "start": span.start,
-            "end": span.end,
-            "start_utf16": span.start_utf16,
-            "end_utf16": span.end_utf16,
-        })
-    return V1Gate(
-        answer=new.answer,
-        claim_map=claim_map,
-        dropped_count=sum(dropped.values()),
-        dropped_reasons=dict(dropped),
-        provenance_complete=all(entry["citations"] for entry in claim_map),
-        claims_supported=supported,
-        claims_total=total,
-        grounding_rate=annotation.grounding_rate,
-        refused=refused,
-        reason=V1_REFUSAL_REASON if refused else None,
-    )
-
-
-def _piped(text: str) -> str:
-    return text if text.lstrip().startswith("|") else f"| {text} |"
-
-
-def _judged_text(span: ComposedSpan) -> str:
-    """A table row is judged whole, as the reader sees it: a Markdown row under its header row."""
-    return _piped(span.segment.text) if span.segment.layout == "table_row" else span.segment.text
-
-
-def _judged_context(span: ComposedSpan) -> str:
-    """For a table row the context ends with its header row (after any section heading): pipe that line."""
-    if span.segment.layout == "table_row" and span.context:
-        *before, header = span.context.split("\n")
-        return "\n".join([*before, _piped(header)])
-    return span.context
-
-
-def _judged_passage(passage: Passage) -> str:
-    """Rows of an ingested CSV/XLSX table are stored bare, with their header as the chunk's context; the
-    judge reads them as the Markdown table the reader sees, header first, so each cell has its column."""
-    chunk = passage.chunk
-    if chunk is None or chunk.kind != "table" or "|" not in chunk.context:
-        return passage.text
-    lines = [line for line in passage.text.split("\n") if line.strip()]
-    if not lines or any(line.lstrip().startswith("|") for line in lines):
-        return passage.text
-    header = chunk.context.strip().split("\n")[-1]
-    separator = "| " + " | ".join(["---"] * len(header.strip().strip("|").split("|"))) + " |"
-    return "\n".join([_piped(header), separator, *(_piped(line) for line in lines)])

@@ -58,3 +58,22 @@ class ComposedSpan:
 class ComposedAnswer:
     answer: str
     spans: tuple[ComposedSpan, ...]
+
+def passage_identity(passage: Passage) -> dict[str, Any]:
+    """The identity shown with a passage, to the agent here and to the judge (keys of judge/prompt.py)."""
+    if passage.chunk is not None:
+        c = passage.chunk
+        ident = c.identity
+        return {
+            "title": c.document_title or ident.title,
+            "type": ident.doc_type,
+            "number": ident.number,
+            "year": ident.year,
+            "issuer": ident.issuer,
+            "section": " › ".join(c.section_path) or None,
+            "legal_reference": c.legal_reference,
+        }
+    keys = ("dataset", "source", "period", "call")
+    return {k: passage.identity.get(k) for k in keys} | {
+        k: v for k, v in passage.identity.items() if k not in keys
+    }

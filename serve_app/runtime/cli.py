@@ -188,8 +188,8 @@ def _read_queries(path: str) -> list[dict[str, str]]:
 
 
 def cmd_search(cfg: AppConfig, args: argparse.Namespace) -> int:
-    from serve_app.pipeline import search_result
     from serve_app.runtime import factory
+    from serve_app.wire.responses import search_result
 
     if (args.query is None) == (args.queries is None):
         raise CliError("give either one QUERY or --queries FILE.jsonl.")

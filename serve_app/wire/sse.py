@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from serve_app.pipeline import AnswerResult
+from serve_app.wire.responses import AnswerResult
 
 DELTA_CHARS = 160  # answer text per answer.delta frame
 

@@ -10,8 +10,9 @@ from serve_app.agent.writers.embedded import EmbeddedWriter, split_units
 from serve_app.answer.compose import compose
 from serve_app.answer.refusals import LEAD_IN_FRAMING, NOT_FOUND_FRAMING, SUMMARY_LEAD_IN
 from serve_app.answer.segments import Passage
-from tests.agent.conftest import BUDGET_HEADER, make_budget
-from tests.support.agent_fakes import FakeRetriever, fake_find_references
+from tests.agent.conftest import BUDGET_HEADER
+from tests.support.agents import FakeRetriever, fake_find_references
+from tests.support.answers import make_budget
 
 
 def make_agent(retriever: FakeRetriever, **kwargs: Any) -> Agent:

@@ -21,8 +21,8 @@ from serve_app.agent.tools.search import SummarizeTool
 from serve_app.agent.tools.sql import SqlQueryTool, UnsafeStatement, check_select
 from serve_app.agent.tools.table import TableQueryTool
 from serve_app.agent.writers.embedded import EmbeddedWriter
-from tests.agent.conftest import make_budget
-from tests.support.agent_fakes import FakeRetriever, fake_find_references
+from tests.support.agents import FakeRetriever, fake_find_references
+from tests.support.answers import make_budget
 
 
 def ctx(retriever: FakeRetriever, query: str, **kwargs: Any) -> ToolContext:

@@ -13,15 +13,15 @@ from serve_app.agent.prompts import (
     SEGMENT_JSON_SCHEMA,
     SYSTEM_RULES,
     build_messages,
-    passage_identity,
     system_prompt,
 )
 from serve_app.agent.writers.llm import LLMWriter, parse_segments
 from serve_app.answer.refusals import REFUSAL_REASONS, refusal_text
-from serve_app.answer.segments import Passage
+from serve_app.answer.segments import Passage, passage_identity
 from serve_app.budget import RequestBudget
-from tests.agent.conftest import corpus_chunks, make_budget
-from tests.support.agent_fakes import ScriptedEngine
+from tests.agent.conftest import corpus_chunks
+from tests.support.agents import ScriptedEngine
+from tests.support.answers import make_budget
 
 
 def test_editorial_prompt_replaces_only_the_editorial_layer() -> None:

@@ -6,18 +6,12 @@ import time
 from collections.abc import Sequence
 
 from judge.types import JudgeItem, JudgeResult
-from serve_app.answer.annotate import Annotation, Annotator
+from serve_app.answer.annotate import Annotator
+from serve_app.answer.annotation import Annotation
 from serve_app.answer.segments import Passage
 from serve_app.budget import RequestBudget
-from tests.support.annotate_fakes import (
-    ScriptedJudge,
-    StaticFraming,
-    annotate,
-    chunk_passage,
-    make_budget,
-    seg,
-    tool_passage,
-)
+from tests.support.answers import StaticFraming, annotate, chunk_passage, make_budget, seg, tool_passage
+from tests.support.judges import ScriptedJudge
 
 P1 = chunk_passage("P1", "Anggaran pendidikan Aceh tahun 2023 adalah Rp 5 miliar.")
 SUPPORTED = "Anggaran pendidikan 2023 adalah Rp 5 miliar."

@@ -9,17 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judge.types import JudgeItem, JudgeResult
-from serve_app.answer.annotate import Annotator, unlocated_pieces
+from serve_app.answer.annotate import Annotator
+from serve_app.answer.annotation import unlocated_pieces
 from serve_app.answer.compose import compose
-from tests.support.annotate_fakes import (
-    ScriptedJudge,
-    StaticFraming,
-    annotate,
-    check_wire,
-    chunk_passage,
-    make_budget,
-    seg,
-)
+from tests.support.answers import StaticFraming, annotate, check_wire, chunk_passage, make_budget, seg
+from tests.support.judges import ScriptedJudge
 
 P1 = chunk_passage("P1", "Anggaran pendidikan Aceh tahun 2023 adalah Rp 5 miliar.")
 P2 = chunk_passage("P2", "Belanja pegawai tahun 2023 adalah Rp 2 miliar.")

@@ -22,7 +22,9 @@ from serve_app.answer.refusals import (
     SUMMARY_LEAD_IN,
     TOOL_NOTICES,
 )
-from tests.support.annotate_fakes import FakeEngine, ScriptedJudge, annotate, chunk_passage, make_budget, seg
+from tests.support.answers import annotate, chunk_passage, make_budget, seg
+from tests.support.engines import FakeEngine
+from tests.support.judges import ScriptedJudge
 
 QUERY = "Berapa anggaran pendidikan Aceh tahun 2023?"
 PASSAGE = chunk_passage(

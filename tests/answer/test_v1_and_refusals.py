@@ -6,25 +6,13 @@ from collections.abc import Sequence
 
 import pytest
 
-from serve_app.answer.annotate import (
-    Annotation,
-    Annotator,
-    V1Gate,
-    blocked_annotation,
-    refusal_annotation,
-    v1_gate,
-)
+from serve_app.answer.annotate import Annotator
+from serve_app.answer.annotation import Annotation, blocked_annotation, refusal_annotation
 from serve_app.answer.segments import ComposedAnswer, Segment
+from serve_app.answer.v1_gate import V1Gate, v1_gate
 from serve_app.wire.schemas import ClaimMapEntry, Faithfulness
-from tests.support.annotate_fakes import (
-    ScriptedJudge,
-    StaticFraming,
-    Verdict,
-    annotate,
-    check_wire,
-    chunk_passage,
-    seg,
-)
+from tests.support.answers import StaticFraming, annotate, check_wire, chunk_passage, seg
+from tests.support.judges import ScriptedJudge, Verdict
 
 P1 = chunk_passage("P1", "Anggaran pendidikan Aceh tahun 2023 adalah Rp 5 miliar.")
 GOOD = "Anggaran pendidikan 2023 adalah Rp 5 miliar."

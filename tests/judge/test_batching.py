@@ -12,7 +12,8 @@ from judge.llm_judge import LLMJudge
 from judge.recheck import RecheckStats, judge_with_recheck
 from judge.types import JudgeResult
 from models.base import CallRecord
-from tests.support.judge_fakes import FakeEngine, FakeJudge, item, soon
+from tests.support.engines import FakeEngine
+from tests.support.judges import FakeJudge, item, soon
 
 T = TypeVar("T")
 

@@ -12,7 +12,8 @@ from judge.batching import judge_batch_outcomes
 from judge.llm_judge import LLMJudge
 from judge.types import JudgePassage
 from models.base import Classification, ModelOutputError, ModelTimeout, ModelUnavailable
-from tests.support.judge_fakes import FakeEngine, FakePairsEngine, item, soon
+from tests.support.engines import FakeEngine, FakePairsEngine
+from tests.support.judges import item, soon
 
 T = TypeVar("T")
 

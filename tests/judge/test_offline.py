@@ -11,7 +11,7 @@ import pytest
 from judge.llm_judge import LLMJudge
 from judge.offline import JsonlError, judge_records, parse_jsonl
 from judge.recheck import RecheckStats
-from tests.support.judge_fakes import FakeEngine
+from tests.support.engines import FakeEngine
 
 PASSAGE = "Pagu anggaran pendidikan tahun 2023 sebesar Rp871.667.219.294."
 

@@ -10,7 +10,7 @@ import pytest
 from judge.batching import judge_batch
 from judge.recheck import RecheckStats, judge_with_recheck
 from judge.types import JudgeItem, JudgeResult
-from tests.support.judge_fakes import FakeJudge, item, soon
+from tests.support.judges import FakeJudge, item, soon
 
 T = TypeVar("T")
 

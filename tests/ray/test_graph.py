@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks.query_v2 import free_port, wait_healthy
 from tests.conftest import API_KEY, make_config
+from tests.support.net import free_port, wait_healthy
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchmarks.query_v2 import free_port, wait_healthy
 from tests.conftest import API_KEY, REPO
+from tests.support.net import free_port, wait_healthy
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

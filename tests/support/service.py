@@ -3,11 +3,8 @@ Engine), plus helpers to build an in-process app around them and to find passage
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
 import re
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,9 +13,6 @@ from typing import Any
 from starlette.testclient import TestClient
 
 from judge.base import Judge
-from judge.batching import judge_batch
-from judge.rules import RuleJudge
-from judge.types import JudgeItem, JudgeResult
 from models.base import CallRecord, Classification, Engine, Generation, ModelOutputError
 from serve_app.agent.writers.base import Writer, WriterOutput
 from serve_app.agent.writers.embedded import EmbeddedWriter
@@ -28,6 +22,7 @@ from serve_app.answer.segments import Passage, Segment
 from serve_app.budget import RequestBudget
 from serve_app.runtime import factory
 from tests.conftest import API_KEY, make_config
+from tests.support.judges import judge_fn_of
 
 HEADERS = {"X-API-Key": API_KEY}
 BUDGET_QUESTION = "Berapa anggaran pendidikan Aceh tahun 2023?"
@@ -140,37 +135,6 @@ def lead_and_facts(*texts: str, needle: str = SOURCE_NEEDLE) -> Script:
 
 
 # ---------------------------------------------------------------------------- judges and framing
-
-
-class ScriptedJudge(Judge):
-    """The real rule judge, with a hook: ``hook(round, items)`` may sleep, raise, or return results to use
-    instead (None: the rule judge decides). ``round`` is 1 for a first pass and 2 for a re-check (how many
-    times the items were judged, whether the annotator sends them one by one or together)."""
-
-    name = "scripted"
-
-    def __init__(self, hook: Callable[[int, list[JudgeItem]], Any] | None = None) -> None:
-        self.rules = RuleJudge()
-        self.hook = hook
-        self.calls: list[list[JudgeItem]] = []
-        self.seen: Counter[str] = Counter()  # item id -> times judged
-
-    async def judge(self, items: Sequence[JudgeItem]) -> list[JudgeResult]:
-        items = list(items)
-        self.calls.append(items)
-        self.seen.update(i.item_id for i in items)
-        if self.hook is not None and items:
-            outcome = self.hook(max(self.seen[i.item_id] for i in items), items)
-            if asyncio.iscoroutine(outcome):
-                outcome = await outcome
-            if outcome is not None:
-                return list(outcome)
-        return await self.rules.judge(items)
-
-
-def judge_fn_of(judge: Judge) -> Callable[[list[JudgeItem]], Any]:
-    """The judge function the annotator takes, as the JudgePool's batch method does it."""
-    return functools.partial(judge_batch, judge)
 
 
 class FailingFraming(FramingChecker):

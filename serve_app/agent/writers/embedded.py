@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 from models.base import CallRecord
 from models.tokens import estimate_tokens
-from serve_app.agent.planner import FIGURES, Query, analyse
+from serve_app.agent.query import FIGURES, Query, analyse
 from serve_app.agent.text import has_amount, words
 from serve_app.agent.writers.base import Writer, WriterOutput
 from serve_app.agent.writers.units import (

@@ -5,7 +5,7 @@ introduces its list), a table row (with its table's header, found in the passage
 line of a tool result. A line that starts with ``|`` is only ever a table row: without a header it is not a
 unit at all, so no answer carries a pipe row as prose.
 
-Scoring is lexical and deterministic (:func:`serve_app.agent.planner.analyse` says what is asked): the
+Scoring is lexical and deterministic (:func:`serve_app.agent.query.analyse` says what is asked): the
 question's words, weighted by rarity among the units, matched by Indonesian stem, as a long-enough substring
 (``kedudukan`` in ``berkedudukan``), as a cognate (``prevalence`` ~ ``prevalensi``), through a small
 English→Indonesian lexicon or an acronym (``APBA``); found in the unit itself (weight 1), in its list
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from judge.lexicon import ACRONYMS
-from serve_app.agent.planner import (
+from serve_app.agent.query import (
     CHANGE_WORDS,
     FIGURES,
     QUESTION_WORDS,

@@ -1,25 +1,20 @@
-"""Test doubles built on the real ABCs (judge.base.Judge, FramingChecker, models.base.Engine) and helpers
-that build real segments, passages and budgets, and validate every output against the wire schemas."""
+"""Helpers for the answer tests: real segments, passages and budgets, a scripted framing check on the real
+ABC, and a wire check of every annotation."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from judge.base import Judge
-from judge.types import JudgeItem, JudgeResult
-from models.base import CallRecord, Classification, Engine, Generation, ModelError
 from retrieval.types import Chunk, DocumentIdentity
-from serve_app.answer.annotate import Annotation, Annotator
+from serve_app.answer.annotate import Annotator
+from serve_app.answer.annotation import Annotation
 from serve_app.answer.compose import compose
 from serve_app.answer.framing import FramingChecker
 from serve_app.answer.segments import ComposedAnswer, Passage, Segment
 from serve_app.budget import RequestBudget
 from serve_app.wire.schemas import Claim, Faithfulness, FramingSpan, GroundingDetail
-
-Verdict = str | JudgeResult | Callable[[JudgeItem], JudgeResult]
 
 
 def chunk_passage(
@@ -60,12 +55,14 @@ def tool_passage(key: str, text: str) -> Passage:
     return Passage(key=key, text=text, kind="tool", identity=identity)
 
 
-def make_budget(*, calls: int = 40, deadline_s: float = 30.0, judge_share: float = 0.35) -> RequestBudget:
+def make_budget(
+    *, deadline_s: float = 30.0, calls: int = 64, context: int = 12000, judge_share: float = 0.35
+) -> RequestBudget:
     now = time.time()
     return RequestBudget(
         deadline=now + deadline_s,
         model_calls=calls,
-        context_tokens=8000,
+        context_tokens=context,
         judge_share=judge_share,
         started_at=now,
     )
@@ -73,60 +70,6 @@ def make_budget(*, calls: int = 40, deadline_s: float = 30.0, judge_share: float
 
 def seg(text: str, kind: str = "fact", layout: str = "paragraph", *cites: str) -> Segment:
     return Segment(text, kind, layout, tuple(cites))
-
-
-class ScriptedJudge(Judge):
-    """Answers by claim text. ``script[claim]`` is a verdict ("supported", "unsupported", "unverified", or
-    "raise" to fail the call), a JudgeResult, a function of the item, or a list of those consumed call by call
-    (first pass, then the re-check). ``down`` fails every call; ``slow[claim]`` delays any call holding it."""
-
-    name = "scripted"
-
-    def __init__(
-        self,
-        script: dict[str, Verdict | list[Verdict]] | None = None,
-        *,
-        default: Verdict = "supported",
-        down: bool = False,
-        slow: dict[str, float] | None = None,
-    ) -> None:
-        self.script = {k: list(v) if isinstance(v, list) else v for k, v in (script or {}).items()}
-        self.default = default
-        self.down = down
-        self.slow = slow or {}
-        self.calls: list[list[JudgeItem]] = []
-
-    @property
-    def claims_sent(self) -> list[str]:
-        return [item.claim for call in self.calls for item in call]
-
-    def _one(self, item: JudgeItem) -> JudgeResult:
-        entry = self.script.get(item.claim, self.default)
-        if isinstance(entry, list):
-            entry = entry.pop(0) if len(entry) > 1 else entry[0]
-        if callable(entry):
-            return entry(item)
-        if isinstance(entry, JudgeResult):
-            return entry
-        if entry == "raise":
-            raise ConnectionError("judge server down")
-        reason = "judge_unavailable" if entry == "unverified" else None
-        return JudgeResult(
-            item.item_id,
-            entry,  # type: ignore[arg-type]
-            (f"scripted_{entry}",),
-            reason,  # type: ignore[arg-type]
-            ((item.passages[0].key, 0, 3),) if entry == "supported" else (),
-        )
-
-    async def judge(self, items: Sequence[JudgeItem]) -> list[JudgeResult]:
-        self.calls.append(list(items))
-        delay = max((self.slow.get(item.claim, 0.0) for item in items), default=0.0)
-        if delay:
-            await asyncio.sleep(delay)
-        if self.down:
-            raise ConnectionError("judge server down")
-        return [self._one(item) for item in items]
 
 
 class StaticFraming(FramingChecker):
@@ -155,48 +98,6 @@ class StaticFraming(FramingChecker):
         if callable(self.answers):
             return self.answers(framing)
         return list(self.answers) if self.answers is not None else [False] * len(framing)
-
-
-class FakeEngine(Engine):
-    """``generate`` returns ``parsed``/``text`` as scripted, or raises ``error``; records its messages."""
-
-    name = "fake"
-    model = "fake-framing"
-
-    def __init__(
-        self,
-        *,
-        parsed: Any = None,
-        text: str = "",
-        error: ModelError | None = None,
-        finish_reason: str = "stop",
-    ) -> None:
-        self.parsed, self.text, self.error, self.finish_reason = parsed, text, error, finish_reason
-        self.requests: list[dict[str, Any]] = []
-
-    async def generate(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        role: str,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        deadline: float | None = None,
-    ) -> Generation:
-        self.requests.append(
-            {"messages": messages, "role": role, "json_schema": json_schema, "deadline": deadline}
-        )
-        record = CallRecord(role, self.name, self.model, prompt_tokens=50, completion_tokens=9)
-        if self.error is not None:
-            self.error.record = CallRecord(role, self.name, self.model, ok=False, error=self.error.code)
-            raise self.error
-        return Generation(self.text, record, parsed=self.parsed, finish_reason=self.finish_reason)
-
-    async def classify(
-        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
-    ) -> list[Classification]:
-        raise NotImplementedError("the framing checker never classifies")
 
 
 def annotate(

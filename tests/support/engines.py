@@ -1,50 +1,26 @@
-"""Small fakes implementing the real ABCs (models.base.Engine, judge.base.Judge) for the judge-pool tests."""
+"""One fake model engine on the real ABC (models.base.Engine), for the judge, framing and writer tests."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from typing import Any
 
-from judge.base import Judge
-from judge.batching import unverified
-from judge.types import JudgeItem, JudgePassage, JudgeResult
-from models.base import (
-    CallRecord,
-    Classification,
-    Engine,
-    Generation,
-    ModelError,
-    deadline_left,
-)
+from models.base import CallRecord, Classification, Engine, Generation, ModelError, deadline_left
 
 
 def segment_of(prompt: str) -> str:
     return prompt.split("<segment>\n", 1)[1].split("\n</segment>", 1)[0]
 
 
-def item(
-    item_id: str,
-    claim: str,
-    passage: str = "Anggaran pendidikan Aceh tahun 2023 sebesar Rp 5 miliar.",
-    *,
-    key: str = "P1",
-    identity: dict[str, str | int | None] | None = None,
-    context: str = "",
-    deadline: float | None = None,
-) -> JudgeItem:
-    ident: dict[str, str | int | None] = (
-        identity if identity is not None else {"title": "Qanun Anggaran", "year": 2023}
-    )
-    return JudgeItem(item_id, claim, (JudgePassage(key, passage, ident),), context=context, deadline=deadline)
-
-
 class FakeEngine(Engine):
-    """Scores a prompt by the words in its segment: BENAR → yes 0.9, SALAH → yes 0.1, RAGU → a tie.
-
-    ``flip`` lists segments whose verdict flips on every second call (to exercise the re-check).
-    """
+    """Two behaviours on one engine. Scripted (``parsed`` or ``text`` given): ``generate`` returns them as
+    its generation, with ``finish_reason``, as a framing check would be answered. Otherwise a judge: it
+    scores a prompt by the words in its segment: BENAR → yes 0.9, SALAH → yes 0.1, RAGU → a tie; ``flip``
+    lists segments whose verdict flips on every second call (to exercise the re-check) and
+    ``json_outputs`` maps a segment word to the generation (or ModelError) to give instead.
+    ``error`` fails every call (with a failed call record); ``delay`` sleeps before answering;
+    ``requests`` and ``classify_calls`` record what was asked."""
 
     name = "fake"
     model = "fake-judge"
@@ -56,17 +32,31 @@ class FakeEngine(Engine):
         delay: float = 0.0,
         flip: Sequence[str] = (),
         json_outputs: dict[str, Any] | None = None,
+        parsed: Any = None,
+        text: str = "",
+        finish_reason: str = "stop",
     ) -> None:
         self.error = error
         self.delay = delay
         self.flip = set(flip)
         self.json_outputs = json_outputs or {}
+        self.parsed, self.text, self.finish_reason = parsed, text, finish_reason
+        self.scripted = parsed is not None or bool(text)
         self.classify_calls: list[list[str]] = []
-        self.generate_calls: list[list[dict[str, str]]] = []
+        self.requests: list[dict[str, Any]] = []  # every generate call: messages, role, json_schema, deadline
         self.seen: dict[str, int] = {}
+
+    @property
+    def generate_calls(self) -> list[list[dict[str, str]]]:
+        return [request["messages"] for request in self.requests]
 
     def _record(self, role: str, prompt: str, *, ok: bool = True, error: str | None = None) -> CallRecord:
         return CallRecord(role, self.name, self.model, prompt_tokens=len(prompt.split()), ok=ok, error=error)
+
+    def _fail(self, role: str, prompt: str) -> None:
+        if self.error is not None:
+            self.error.record = self._record(role, prompt, ok=False, error=self.error.code)
+            raise self.error
 
     def _p_yes(self, segment: str) -> float:
         count = self.seen.get(segment, 0)
@@ -83,9 +73,7 @@ class FakeEngine(Engine):
         self.classify_calls.append(list(prompts))
         if self.delay:
             await asyncio.sleep(self.delay)
-        if self.error is not None:
-            self.error.record = self._record(role, "".join(prompts), ok=False, error=self.error.code)
-            raise self.error
+        self._fail(role, "".join(prompts))
         out = []
         for prompt in prompts:
             p = self._p_yes(segment_of(prompt))
@@ -103,10 +91,16 @@ class FakeEngine(Engine):
         deadline: float | None = None,
     ) -> Generation:
         deadline_left(deadline)
-        self.generate_calls.append(messages)
-        segment = segment_of(messages[-1]["content"])
+        request = {"messages": messages, "role": role, "json_schema": json_schema, "deadline": deadline}
+        self.requests.append(request)
         if self.delay:
             await asyncio.sleep(self.delay)
+        prompt = messages[-1]["content"] if messages else ""
+        self._fail(role, prompt)
+        if self.scripted:
+            return Generation(self.text, self._record(role, prompt), parsed=self.parsed,
+                              finish_reason=self.finish_reason)
+        segment = segment_of(prompt)
         for word, output in self.json_outputs.items():
             if word in segment:
                 if isinstance(output, ModelError):
@@ -132,51 +126,3 @@ class FakePairsEngine(FakeEngine):
     ) -> list[Classification]:
         self.pair_calls.append(list(pairs))
         return await self.classify([p + s for p, s in pairs], labels, role=role, deadline=deadline)
-
-
-class FakeJudge(Judge):
-    """Verdicts by claim word (BENAR supported, SALAH unsupported); ``script`` gives per-claim sequences."""
-
-    name = "fake"
-
-    def __init__(
-        self,
-        *,
-        delay: float = 0.0,
-        error: Exception | None = None,
-        script: dict[str, list[JudgeResult | str | Exception]] | None = None,
-        result_count_off: int = 0,
-    ) -> None:
-        self.delay = delay
-        self.error = error
-        self.script = {k: list(v) for k, v in (script or {}).items()}
-        self.result_count_off = result_count_off
-        self.calls: list[list[str]] = []
-
-    def _one(self, it: JudgeItem) -> JudgeResult:
-        steps = self.script.get(it.claim)
-        if steps:
-            step = steps.pop(0)
-            if isinstance(step, Exception):
-                raise step
-            if isinstance(step, JudgeResult):
-                return JudgeResult(it.item_id, step.verdict, step.reasons, step.unverified_reason)
-            return JudgeResult(it.item_id, step, reasons=(f"scripted:{step}",))  # type: ignore[arg-type]
-        if "BENAR" in it.claim:
-            return JudgeResult(it.item_id, "supported")
-        if "SALAH" in it.claim:
-            return JudgeResult(it.item_id, "unsupported", reasons=("figure_mismatch",))
-        return unverified(it, "unparseable")
-
-    async def judge(self, items: Sequence[JudgeItem]) -> list[JudgeResult]:
-        self.calls.append([it.item_id for it in items])
-        if self.delay:
-            await asyncio.sleep(self.delay)
-        if self.error is not None:
-            raise self.error
-        results = [self._one(it) for it in items]
-        return results[: len(results) - self.result_count_off]
-
-
-def soon(seconds: float) -> float:
-    return time.time() + seconds
