@@ -25,7 +25,7 @@ def _run_postgres_test(require: str | None) -> subprocess.CompletedProcess[str]:
             "-q",
             "-p",
             "no:randomly",
-            "tests/store/test_store.py::test_migrations_are_versioned_and_idempotent",
+            "tests/conversation/test_store.py::test_migrations_are_versioned_and_idempotent",
         ],
         cwd=REPO,
         env=env,
