@@ -203,8 +203,9 @@ def expected_figure(query: str) -> str | None:
     if "berapa orang" in text or "jumlah anggota" in text or "berapa anggota" in text:
         return "people"
     money_words = frozenset(
-        "anggaran dana alokasi pagu penerimaan belanja pendapatan biaya rp defisit realisasi modal fee "
-        "budget cost".split()
+        "anggaran dana alokasi pagu penerimaan belanja pendapatan biaya rp defisit surplus realisasi modal "
+        "subsidi pajak perpajakan cukai retribusi hibah transfer pembiayaan gaji upah tunjangan honorarium "
+        "fee budget cost revenue spending expenditure tax subsidy fund funds allocation money rupiah".split()
     )
     if any(t in money_words for t in tokens) and any(
         t in ("berapa", "jumlah", "besar", "nilai", "target", "how", "total") for t in tokens
