@@ -53,9 +53,13 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def shared_data() -> Path:
-    """The read-only data sets: ``$ACEH_SHARED_DATA``, else ``../shared/data`` beside the repository."""
+    """The read-only data sets: ``$ACEH_SHARED_DATA``, else ``../shared/data`` beside the checkout (or
+    ``../../shared/data`` for a worktree one level deeper)."""
     env = os.environ.get("ACEH_SHARED_DATA")
-    return Path(env) if env else REPO / ".." / "shared" / "data"
+    if env:
+        return Path(env)
+    near, far = REPO.parent / "shared" / "data", REPO.parents[1] / "shared" / "data"
+    return far if not near.is_dir() and far.is_dir() else near
 
 
 def now() -> str:
@@ -127,13 +131,15 @@ def machine_summary(machine: dict[str, Any] | str) -> str:
     this harness hold a string or a few fields; they say only the core count."""
     if isinstance(machine, str):
         found = re.search(r"(\d+) cores", machine)
-        return f"{found.group(1)} cores, CPU model not recorded" if found else machine
+        if found:
+            return f"{found.group(1)} cores, CPU model not recorded"
+        return f"{machine}, cores not recorded"
     cores = machine.get("cores") or machine.get("cpus") or machine.get("cpu_count")
     model = str(machine.get("cpu_model") or "")
     for noise in ("(R)", "(TM)", " CPU", " Processor"):
         model = model.replace(noise, "")
     model = " ".join(model.split(" @ ")[0].split())
-    parts = [f"{cores} cores" if cores else "", model or "CPU model not recorded"]
+    parts = [f"{cores} cores" if cores else "cores not recorded", model or "CPU model not recorded"]
     if machine.get("ram_gb"):
         parts.append(f"{machine['ram_gb']} GB")
     if machine.get("gpu"):

@@ -292,8 +292,8 @@ def figures(details: dict[str, Any]) -> dict[str, Figure]:
         levels = sorted(ratios.get(workload, {}), key=int)
         if levels:
             lo, hi = levels[0], levels[-1]
-            out[f"Ray / in-process items/s, {workload}, {lo}-{hi} requests"] = (
-                f"{ratios[workload][lo]['ray_over_direct']}-{ratios[workload][hi]['ray_over_direct']}x")
+            low, high = ratios[workload][lo]["ray_over_direct"], ratios[workload][hi]["ray_over_direct"]
+            out[f"Ray / in-process items/s, {workload}, {lo}-{hi} requests"] = f"{low:.2f}-{high:.2f}x"
     return out
 
 

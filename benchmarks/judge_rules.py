@@ -325,12 +325,12 @@ def figures(details: dict[str, Any]) -> dict[str, Figure]:
     """Headline: balanced accuracy on the generated set (dev and held-out documents), IndoNLI, warm speed."""
     dev = details["dev_set"]
     out: dict[str, Figure] = {
-        "balanced accuracy dev / held-out": f"{dev['dev']['balanced_accuracy']} / "
-                                            f"{dev['heldout']['balanced_accuracy']}",
+        "balanced acc. dev / held-out": f"{dev['dev']['balanced_accuracy']} / "
+                                        f"{dev['heldout']['balanced_accuracy']}",
     }
     if "val" in details["indonli"]:
-        out["IndoNLI figure pairs (val)"] = details["indonli"]["val"]["strict"]["balanced_accuracy"]
-    out["pairs/s warm, one core"] = f"{details['speed']['warm_pairs_per_s']:,}"
+        out["IndoNLI figure pairs"] = round(details["indonli"]["val"]["strict"]["balanced_accuracy"], 3)
+    out["warm pairs/s, 1 core"] = f"{details['speed']['warm_pairs_per_s']:,}"
     return out
 
 
@@ -364,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     # written against): a regression check of the rules, not an estimate of their quality on real claims.
     result = Result(
         benchmark="judge_rules", figures=figures(details), in_sample=True,
-        data="claims built by build_judge_dev from real statutes and the APBA table (our labels); IndoNLI",
+        data="claims generated from real statutes and the APBA table (our labels); IndoNLI val",
         command=command("judge_rules", argv), details=details)
     path = write_result(result, quick=args.quick)
     print(f"→ {path.relative_to(ROOT)}")

@@ -36,7 +36,7 @@ def _cell(text: str) -> str:
 
 
 def _figures(figures: dict[str, Any]) -> str:
-    return "; ".join(f"{name}: **{value}**" for name, value in figures.items())
+    return "; ".join(f"{name}: {value}" for name, value in figures.items())
 
 
 def render(records: list[dict[str, Any]]) -> str:
@@ -50,7 +50,7 @@ def render(records: list[dict[str, Any]]) -> str:
         summary = machine_summary(r["machine"])
         letter = machines.setdefault(summary, chr(ord("A") + len(machines)))
         cells = [r["benchmark"], _figures(r["figures"]), r["data"], "yes" if r["in_sample"] else "no",
-                 f"`{r['command'].removeprefix('python -m ')}`", r["date"][:10], letter]
+                 f"`{r['command'].replace('python -m ', '')}`", r["date"][:10], letter]
         lines.append("| " + " | ".join(_cell(str(c)) for c in cells) + " |")
     lines.append("")
     lines += [f"{letter}: {summary}." for summary, letter in machines.items()]

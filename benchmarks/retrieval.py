@@ -270,12 +270,12 @@ def figures(result: dict[str, Any]) -> dict[str, Figure]:
         valid = result["quality"]["valid"]
         best = valid.get("hybrid_rerank") or valid.get("hybrid")
         if best and "bm25" in valid:
-            out["R@10 hybrid+rerank / BM25"] = f"{best['recall@10']} / {valid['bm25']['recall@10']}"
+            out["R@10 vs BM25"] = f"{best['recall@10']:.1f} / {valid['bm25']['recall@10']:.1f}"
     if "speed" in result:
         speed = result["speed"]
-        out["legal corpus ingest"] = f"{speed['ingest_s']:.0f} s"
+        out["ingest"] = f"{speed['ingest_s']:.0f} s"
         out["query p50"] = f"{speed['stages_single']['hybrid_rerank']['p50_ms']} ms"
-        out["x naive peer"] = speed["speedup_qps_vs_peer"]
+        out["vs naive peer"] = f"{speed['speedup_qps_vs_peer']}x"
     return out
 
 
@@ -285,7 +285,7 @@ def _record(result: dict[str, Any], argv: list[str] | None) -> Result:
     details = {k: v for k, v in result.items() if k not in RECORD_FIELDS}
     dates = [v["run"]["date"] for v in details.values() if isinstance(v, dict) and "date" in v.get("run", {})]
     return Result(benchmark="retrieval", figures=figures(details), in_sample=False,
-                  data="IDK-MRC + TyDiQA-id valid (quality); indo_legal_corpus, 1,635 files (speed)",
+                  data="IDK-MRC + TyDiQA-id valid; legal corpus",
                   command=command("retrieval", argv), details=details, date=max(dates, default=now()))
 
 

@@ -43,7 +43,7 @@ from serve_app.agent.query import (
     expected_figure,
     query_terms,
 )
-from serve_app.agent.text import period_years, stem, title_acronyms, words
+from serve_app.agent.text import amount_goes_on, period_years, stem, title_acronyms, words
 from serve_app.answer.compose import validate_segments
 from serve_app.answer.segments import Passage, Segment
 
@@ -188,6 +188,8 @@ def _pieces(line: str) -> tuple[str, ...]:
         token = last.rstrip(".!?").lower()
         single = len(token) <= 1 and len(before.split()) <= 1
         if before.endswith(".") and (token in _ABBREVIATIONS or single):
+            continue
+        if amount_goes_on(before, line, m.end()):
             continue
         pieces.append(line[start : m.start()])
         start = m.end()
