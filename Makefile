@@ -22,7 +22,7 @@ comma := ,
 ACEH_DATABASE_URL ?= sqlite:///.aceh/aceh.db
 export ACEH_DATABASE_URL
 
-.PHONY: install index serve test lint bench schemas clean
+.PHONY: install index serve test lint bench readme schemas clean
 
 install: $(STAMP)
 
@@ -56,6 +56,10 @@ schemas: install
 
 bench: index
 	$(BIN)/aceh-rag bench --help
+
+# The README's benchmark table, from benchmarks/results/*.json (tests/bench/test_readme.py checks it).
+readme: install
+	$(BIN)/python -m benchmarks.readme_table
 
 clean:
 	rm -rf .aceh

@@ -72,6 +72,7 @@ class RetrievalConfig(_Strict):
     rrf_k: int = 5
     weights: dict[str, float] = Field(default_factory=lambda: {"bm25": 1.0, "dense": 0.3})
     candidates: int = 50
+    diverse_share: float = Field(default=0.5, ge=0.0, le=1.0)  # share of results kept for distinct documents
     reranker: Literal["embedded", "cross-encoder", "none"] = "embedded"
     reranker_path: str | None = None
     agent_top_k: int = 8

@@ -104,6 +104,7 @@ def build_retriever(cfg: AppConfig) -> Any:
             rrf_k=cfg.retrieval.rrf_k,
             weights=dict(cfg.retrieval.weights),
             candidates=cfg.retrieval.candidates,
+            diverse_share=cfg.retrieval.diverse_share,
         )
 
 
