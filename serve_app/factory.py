@@ -60,6 +60,8 @@ def build_encoder(cfg: AppConfig) -> Any:
     runtime = enc.runtime or ("onnx" if enc.device == "cpu" else "torch")
     try:
         if runtime == "onnx":
+            if enc.query_prefix or enc.passage_prefix:
+                raise EncoderUnavailable("query/passage prefixes need runtime: torch")
             if enc.device != "cpu":
                 raise EncoderUnavailable(f"the onnx runtime runs on the CPU only, not on {enc.device!r}")
             from models.onnx_encoder import OnnxEncoder
@@ -73,6 +75,8 @@ def build_encoder(cfg: AppConfig) -> Any:
             batch_size=enc.batch_size,
             num_threads=enc.threads,
             max_seq_length=enc.max_seq_length,
+            query_prefix=enc.query_prefix,
+            passage_prefix=enc.passage_prefix,
         )
     except EncoderUnavailable as exc:
         raise ConfigError(f"The encoder cannot load: {exc}.") from None
