@@ -115,7 +115,6 @@ def build_retriever(cfg: AppConfig) -> Any:
 def build_live_retriever(cfg: AppConfig) -> Any:
     """The served retriever: follows ``aceh-rag ingest`` into its index without a restart."""
     from retrieval.live import LiveRetriever
-
     return LiveRetriever(cfg.resolve(cfg.index_dir), lambda: build_retriever(cfg))
 
 
