@@ -65,6 +65,9 @@ class EncoderConfig(_Strict):
     # Word pieces the encoder keeps per text (None: the model's own limit); a GPU model can afford its full
     # length. The default is the CPU encoder's (models.embeddings.DEFAULT_MAX_SEQ_LENGTH, measured there).
     max_seq_length: int | None = DEFAULT_MAX_SEQ_LENGTH
+    # Instruction prefixes of multilingual retrievers such as E5 ("query: ", "passage: "); torch runtime only
+    query_prefix: str = ""
+    passage_prefix: str = ""
 
 
 class RetrievalConfig(_Strict):

@@ -31,8 +31,8 @@ SUPERLATIVES = frozenset(
     "tertinggi terendah terbesar terkecil terbanyak tersedikit highest lowest largest smallest".split()
 )
 _ASKS_LIST = frozenset("sebutkan daftar meliputi terdiri macam berupa list".split())
-_NAME_PREFIXES = frozenset("kabupaten kota kecamatan gampong desa kelurahan pt cv".split())
-_GENERIC_NAMES = frozenset("aceh indonesia provinsi pemerintah besar".split())
+_NAME_PREFIXES = frozenset("provinsi kabupaten kota kecamatan gampong desa kelurahan pt cv".split())
+_GENERIC_NAMES = frozenset("aceh indonesia provinsi pemerintah besar tahun anggaran nomor tentang".split())
 _DOC_WORDS = frozenset(
     "qanun pergub perda perpres permen pp uu undang peraturan gubernur keputusan laporan statistik aceh "
     "nomor tahun the of".split()
@@ -117,7 +117,7 @@ _ENGLISH_MARKERS = frozenset("the what which how is are was were of in for does 
 
 def search_query(query: str) -> str:
     """The query the search tool runs: an English question gets the Indonesian words of its terms added
-    (the documents are Indonesian), so ``daily rental fee for an excavator`` also looks for ``ekskavator``."""
+    (the documents are Indonesian), so ``capital expenditure`` also looks for ``belanja modal``."""
     tokens = words(query)
     if sum(t in _ENGLISH_MARKERS for t in tokens) < 2:
         return query
