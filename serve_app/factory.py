@@ -21,13 +21,36 @@ JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
 # ---------------------------------------------------------------------------- engines
 
 
+# Options a role's own object reads (the judge's mode, the writer's output limit); the rest of
+# ``roles.<role>.options`` goes to the engine. Without this split the judge's mode reached the engine's
+# constructor and every openai judge config failed to build.
+ROLE_OPTIONS: dict[str, frozenset[str]] = {
+    "judge": frozenset({"mode", "threshold"}),
+    "agent": frozenset({"max_output_tokens", "temperature"}),
+    "framing": frozenset({"max_tokens"}),
+    "guard": frozenset(),
+}
+
+
+def engine_spec_dict(role: str, spec: EngineConfig) -> dict[str, Any]:
+    raw = spec.model_dump()
+    raw["options"] = {k: v for k, v in spec.options.items() if k not in ROLE_OPTIONS[role]}
+    return raw
+
+
 def _engine(role: str, spec: EngineConfig) -> Any:
     from models.registry import EngineSpec, build_engine
 
     try:
-        return build_engine(EngineSpec.from_dict(spec.model_dump(), role=role))
+        engine = build_engine(EngineSpec.from_dict(engine_spec_dict(role, spec), role=role))
     except ValueError as exc:
         raise ConfigError(str(exc).rstrip(".") + ".") from None
+    if engine is None:
+        return None
+    from models.metered import MeteredEngine
+    from serve_app.metrics import observe_model_call
+
+    return MeteredEngine(engine, observe_model_call)
 
 
 def models_info(cfg: AppConfig) -> dict[str, dict[str, str]]:
@@ -185,7 +208,10 @@ def build_framing(cfg: AppConfig) -> Any:
     from serve_app.framing import EmbeddedFramingChecker, LLMFramingChecker
 
     engine = _engine("framing", cfg.roles.framing)
-    return EmbeddedFramingChecker() if engine is None else LLMFramingChecker(engine)
+    if engine is None:
+        return EmbeddedFramingChecker()
+    max_tokens = cfg.roles.framing.options.get("max_tokens")
+    return LLMFramingChecker(engine, max_tokens=int(max_tokens) if max_tokens else None)
 
 
 def build_annotator(cfg: AppConfig, *, judge_fn: JudgeFn, split_items: bool = True) -> Any:
@@ -238,7 +264,12 @@ def build_writer(cfg: AppConfig) -> Any:
         return EmbeddedWriter()
     from serve_app.writer_llm import LLMWriter
 
-    return LLMWriter(engine)
+    opts = cfg.roles.agent.options
+    return LLMWriter(
+        engine,
+        max_output_tokens=int(opts.get("max_output_tokens", 1024)),
+        temperature=float(opts.get("temperature", 0.0)),
+    )
 
 
 def build_agent(cfg: AppConfig, *, retriever_port: Any) -> Any:
@@ -383,7 +414,7 @@ def preflight(cfg: AppConfig) -> None:
             from models.registry import EngineSpec
 
             try:
-                EngineSpec.from_dict(spec.model_dump(), role=role)
+                EngineSpec.from_dict(engine_spec_dict(role, spec), role=role)
             except ValueError as exc:
                 raise ConfigError(str(exc).rstrip(".") + ".") from None
     build_policy(cfg)
@@ -391,6 +422,19 @@ def preflight(cfg: AppConfig) -> None:
         raise ConfigError(f"Partners file {cfg.partners_file} does not exist.")
     if not cfg.api_keys and not cfg.api_key_hashes:
         raise ConfigError("No API key is configured; set ACEH_API_KEYS (comma-separated).")
+
+
+def model_health_check(cfg: AppConfig) -> Callable[[], Awaitable[dict[str, str]]] | None:
+    """The /healthz probe of the model servers the roles use; None when every role is embedded."""
+    from serve_app.model_servers import model_server_urls, probe_model_servers
+
+    if not model_server_urls(cfg):
+        return None
+
+    async def probe() -> dict[str, str]:
+        return await probe_model_servers(cfg)
+
+    return probe
 
 
 def build_inprocess_app(
@@ -418,6 +462,7 @@ def build_inprocess_app(
         max_body_bytes=cfg.limits.max_body_bytes,
         metrics=Metrics(),
         health=health,
+        model_health=model_health_check(cfg),
     )
     app = ingress.app()
     app.state.pipeline = pipeline

@@ -61,6 +61,7 @@ class Ingress:
         health: HealthCheck,
         metrics_text: MetricsText | None = None,
         store: Any = None,
+        model_health: HealthCheck | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.guard = guard
@@ -68,6 +69,7 @@ class Ingress:
         self.metrics = metrics
         self.health = health
         self.metrics_text = metrics_text
+        self.model_health = model_health
         self.store = store if store is not None else pipeline.store
 
     def app(self) -> Starlette:
@@ -94,9 +96,18 @@ class Ingress:
         except Exception:  # noqa: BLE001 - any failing deployment means not healthy
             return JSONResponse({"status": "unavailable"}, status_code=503)
         ok = all(v == "ok" for v in status.values())
-        return JSONResponse(
-            {"status": "ok" if ok else "unavailable", "deployments": status}, status_code=200 if ok else 503
-        )
+        body: dict[str, Any] = {"status": "ok" if ok else "unavailable", "deployments": status}
+        if self.model_health is not None:
+            # A model server that is down leaves the service up (its answers degrade as the contract says:
+            # judge_unavailable claims, or 502 for the agent): 200 with status "degraded", naming the server.
+            try:
+                servers = await asyncio.wait_for(self.model_health(), timeout=10)
+            except Exception:  # noqa: BLE001 - the probe itself failing says nothing is known to answer
+                servers = {"model_servers": "unavailable"}
+            body["model_servers"] = servers
+            if ok and any(v != "ok" for v in servers.values()):
+                body["status"] = "degraded"
+        return JSONResponse(body, status_code=200 if ok else 503)
 
     async def metrics_route(self, request: Request) -> Response:
         text = self.metrics.text()
