@@ -54,9 +54,9 @@ def token_id(key: str) -> int | None:
         return None
 
 
-def token_id_label_probs(top_logprobs: Mapping[str, float], label_ids: Mapping[str, frozenset[int]]) -> dict[
-    str, float
-]:
+def token_id_label_probs(
+    top_logprobs: Mapping[str, float], label_ids: Mapping[str, frozenset[int]]
+) -> dict[str, float]:
     """Label probabilities from the first token's top-k (keys ``token_id:N``), renormalised over the labels.
 
     A label none of whose ids made the top-k gets half the smallest probability returned (it lies somewhere

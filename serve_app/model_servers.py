@@ -92,8 +92,10 @@ def running_model_servers(cfg: AppConfig, *, log_dir: Path) -> Iterator[None]:
         for server in cfg.model_servers:
             model_dir = provision(server)
             spec = server_spec(server, model_dir)
-            print(f"aceh-rag: starting vLLM '{server.name}' at {server.base_url} (model {model_dir}); "
-                  f"this takes a few minutes on a CPU")
+            print(
+                f"aceh-rag: starting vLLM '{server.name}' at {server.base_url} (model {model_dir}); "
+                f"this takes a few minutes on a CPU"
+            )
             process = VLLMServer(spec, log_path=log_dir / f"vllm-{server.name}.log")
             started.append(process)
             try:

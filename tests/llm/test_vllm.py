@@ -94,8 +94,11 @@ def test_concurrent_requests_reach_vllm_as_one_completions_request(vllm: Running
         collector = BatchCollector(judge, max_batch_size=32, batch_wait_timeout_s=0.2)
         try:
             # eight "requests" of one segment each, at the same time
-            return list(await asyncio.gather(*(collector.submit_many([item(f"i{i}", c)]) for i, c in
-                                               enumerate(claims))))
+            return list(
+                await asyncio.gather(
+                    *(collector.submit_many([item(f"i{i}", c)]) for i, c in enumerate(claims))
+                )
+            )
         finally:
             await eng._client.aclose()
 
@@ -156,8 +159,9 @@ def test_vllm_stopped_mid_request_gives_judge_unavailable_within_the_deadline(vl
     async def go() -> tuple[Any, float]:
         try:
             await judge.judge([item("warm", "Pagu 2024 Rp 12,5 miliar.")])  # labels resolved, server warm
-            task = asyncio.create_task(judge.judge([item("x", "Pagu 2024 Rp 12,5 miliar.",
-                                                         deadline=time.time() + 20)]))
+            task = asyncio.create_task(
+                judge.judge([item("x", "Pagu 2024 Rp 12,5 miliar.", deadline=time.time() + 20)])
+            )
             await asyncio.sleep(0.05)
             started = time.perf_counter()
             with vllm.frozen():
@@ -175,8 +179,10 @@ def test_vllm_stopped_mid_request_gives_judge_unavailable_within_the_deadline(vl
 
 
 def _passages() -> list[Passage]:
-    return [Passage(key=p.key, text=p.text, kind="text", chunk=None, identity=dict(p.identity))
-            for p in (BUDGET, ARTICLE)]
+    return [
+        Passage(key=p.key, text=p.text, kind="tool", chunk=None, identity=dict(p.identity))
+        for p in (BUDGET, ARTICLE)
+    ]
 
 
 def test_agent_writes_segments_through_structured_output(vllm: RunningVLLM) -> None:
@@ -191,7 +197,7 @@ def test_agent_writes_segments_through_structured_output(vllm: RunningVLLM) -> N
                 history=[],
                 mode="v2",
                 editorial_prompt="Jawab singkat dalam satu kalimat.",
-                budget=RequestBudget(deadline_s=120, model_calls=8, context_tokens=12000),
+                budget=RequestBudget(deadline=time.time() + 120, model_calls=8, context_tokens=12000),
             )
         finally:
             await eng._client.aclose()
@@ -208,8 +214,9 @@ def test_agent_writes_segments_through_structured_output(vllm: RunningVLLM) -> N
 
 
 @pytest.fixture(scope="module")
-def llm_client(vllm: RunningVLLM, demo_index: Path, demo_retriever: Any,
-               tmp_path_factory: pytest.TempPathFactory) -> Any:
+def llm_client(
+    vllm: RunningVLLM, demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Any:
     cfg = llm_config(tmp_path_factory.mktemp("llm"), demo_index, vllm, agent={"max_output_tokens": 400})
     pipeline = factory.build_inprocess(cfg, retriever=demo_retriever)
     app = factory.build_inprocess_app(cfg, retriever=demo_retriever, pipeline=pipeline)
