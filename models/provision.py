@@ -184,7 +184,9 @@ def convert_gguf(gguf: Path, out: Path) -> None:
         ) from None
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    # The weights are dequantised on load; a leftover quantisation config would make loaders expect GGUF.
+    # The weights are dequantised on load (GGUF is only the file format here); a leftover quantiser or
+    # quantisation config would refuse to save, or make loaders expect GGUF.
+    model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(out, safe_serialization=True)

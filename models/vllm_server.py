@@ -44,6 +44,8 @@ class VLLMServerSpec:
     max_model_len: int = 4096
     max_num_seqs: int = 64
     kv_cache_gib: int = 2  # VLLM_CPU_KVCACHE_SPACE: the CPU backend's KV cache size
+    # No torch.compile warm-up: on two busy cores it took minutes of every start.
+    enforce_eager: bool = True
     extra_args: list[str] = field(default_factory=list)
 
     @property
@@ -73,6 +75,8 @@ class VLLMServerSpec:
             "bfloat16",
             "--enable-prefix-caching" if self.prefix_caching else "--no-enable-prefix-caching",
         ]
+        if self.enforce_eager:
+            cmd.append("--enforce-eager")
         return cmd + list(self.extra_args)
 
     def environment(self) -> dict[str, str]:

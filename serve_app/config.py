@@ -80,6 +80,7 @@ class ModelServerConfig(_Strict):
     max_model_len: int = 4096
     max_num_seqs: int = 64
     kv_cache_gib: int = 2
+    enforce_eager: bool = True  # skip vLLM's torch.compile warm-up (minutes on a small CPU)
     start_timeout_s: float = 900.0
 
     @property

@@ -26,7 +26,7 @@ JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
 # constructor and every openai judge config failed to build.
 ROLE_OPTIONS: dict[str, frozenset[str]] = {
     "judge": frozenset({"mode", "threshold"}),
-    "agent": frozenset({"max_output_tokens", "temperature"}),
+    "agent": frozenset({"max_output_tokens", "temperature", "max_segments", "max_segment_chars"}),
     "framing": frozenset({"max_tokens"}),
     "guard": frozenset(),
 }
@@ -269,6 +269,8 @@ def build_writer(cfg: AppConfig) -> Any:
         engine,
         max_output_tokens=int(opts.get("max_output_tokens", 1024)),
         temperature=float(opts.get("temperature", 0.0)),
+        max_segments=opts.get("max_segments"),
+        max_segment_chars=opts.get("max_segment_chars"),
     )
 
 

@@ -81,6 +81,7 @@ def server_spec(server: ModelServerConfig, model_dir: Path) -> VLLMServerSpec:
         max_model_len=server.max_model_len,
         max_num_seqs=server.max_num_seqs,
         kv_cache_gib=server.kv_cache_gib,
+        enforce_eager=server.enforce_eager,
     )
 
 

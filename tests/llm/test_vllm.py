@@ -187,7 +187,7 @@ def _passages() -> list[Passage]:
 
 def test_agent_writes_segments_through_structured_output(vllm: RunningVLLM) -> None:
     eng, sent = engine(vllm)
-    writer = LLMWriter(eng, max_output_tokens=400)
+    writer = LLMWriter(eng, max_output_tokens=200, max_segments=2, max_segment_chars=120)
 
     async def go() -> Any:
         try:
@@ -205,10 +205,14 @@ def test_agent_writes_segments_through_structured_output(vllm: RunningVLLM) -> N
     out = run(go())
     (body,) = sent.to("/chat/completions")
     assert body["response_format"]["type"] == "json_schema"
-    assert body["response_format"]["json_schema"]["schema"] == SEGMENT_JSON_SCHEMA
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["segments"]["maxItems"] == 2
+    assert schema["properties"]["segments"]["items"]["required"] == SEGMENT_JSON_SCHEMA["properties"][
+        "segments"
+    ]["items"]["required"]
     assert "Jawab singkat dalam satu kalimat." in body["messages"][0]["content"]  # the editorial prompt
     if out.finish_reason == "length":
-        pytest.fail(f"the model did not finish its segments in 400 tokens: {out.raw[:300]!r}")
+        pytest.fail(f"the model did not finish its segments in 200 tokens: {out.raw[:300]!r}")
     assert out.segments, out.problems  # guided decoding: JSON of the schema's shape, parsed into segments
     assert all(s.text and s.kind and s.layout for s in out.segments)
 
@@ -217,7 +221,12 @@ def test_agent_writes_segments_through_structured_output(vllm: RunningVLLM) -> N
 def llm_client(
     vllm: RunningVLLM, demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> Any:
-    cfg = llm_config(tmp_path_factory.mktemp("llm"), demo_index, vllm, agent={"max_output_tokens": 400})
+    cfg = llm_config(
+        tmp_path_factory.mktemp("llm"),
+        demo_index,
+        vllm,
+        agent={"max_output_tokens": 200, "max_segments": 2, "max_segment_chars": 120},
+    )
     pipeline = factory.build_inprocess(cfg, retriever=demo_retriever)
     app = factory.build_inprocess_app(cfg, retriever=demo_retriever, pipeline=pipeline)
     with TestClient(app) as client:
