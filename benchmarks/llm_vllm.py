@@ -23,19 +23,18 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from benchmarks.harness import Result, command, percentile, shared_data, write_result
 from judge.batching import BatchCollector
 from judge.llm_judge import LLMJudge
 from judge.prompt import build_prompt
@@ -43,43 +42,20 @@ from judge.types import JudgeItem, JudgePassage
 from models.openai_engine import OpenAIEngine
 
 REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results"
-SHARED = Path(os.environ.get("ACEH_SHARED_DATA", REPO.parent / "shared" / "data"))
 LLM_CONFIG = REPO / "configs" / "llm-cpu.yaml"
 SEGMENTS_PER_PASSAGE = 4
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    rank = (len(ordered) - 1) * q
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
-
-def machine() -> dict[str, Any]:
-    load = os.getloadavg()
-    return {
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "loadavg_1m_at_start": round(load[0], 2),
-    }
-
-
-def write(part: str, payload: dict[str, Any]) -> Path:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"llm_vllm_{part}.json"
-    payload = {
-        "benchmark": f"llm_vllm {part}",
-        "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
-        **payload,
-    }
-    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+def write(part: str, figures: dict[str, Any], data: str, in_sample: bool, details: dict[str, Any]) -> Path:
+    result = Result(
+        benchmark=f"llm_vllm_{part}",
+        figures=figures,
+        data=data,
+        in_sample=in_sample,
+        command=command("llm_vllm", None),
+        details=details,
+    )
+    return write_result(result)
 
 
 # ---------------------------------------------------------------------------- the server
@@ -197,17 +173,10 @@ def run_pool(args: argparse.Namespace) -> int:
                 f"{row['direct_pairs_per_s']:.2f} pairs/s, ratio {row['ratio']:.3f}",
                 flush=True,
             )
-    print(
-        "wrote",
-        write(
-            "pool",
-            {
-                "segments_per_passage": SEGMENTS_PER_PASSAGE,
-                "rows": rows,
-                "goal": "pool >= 0.85 x direct pairs/s",
-            },
-        ),
-    )
+    figures: dict[str, Any] = {f"ratio_at_{r['clients']}": r["ratio"] for r in rows}
+    figures.update({f"pool_pairs_per_s_at_{r['clients']}": r["pool_pairs_per_s"] for r in rows})
+    details = {"segments_per_passage": SEGMENTS_PER_PASSAGE, "rows": rows, "goal": "pool >= 0.85 x direct"}
+    print("wrote", write("pool", figures, "invented budget pairs, 4 segments per passage", True, details))
     return 0
 
 
@@ -223,9 +192,12 @@ def run_prefix(args: argparse.Namespace) -> int:
             f"direct {row['direct_pairs_per_s']:.2f} pairs/s",
             flush=True,
         )
-    print(
-        "wrote", write("prefix", {"segments_per_passage": SEGMENTS_PER_PASSAGE, "clients": 32, "rows": rows})
-    )
+    figures = {
+        f"pool_pairs_per_s_caching_{'on' if r['prefix_caching'] else 'off'}": r["pool_pairs_per_s"]
+        for r in rows
+    }
+    details = {"segments_per_passage": SEGMENTS_PER_PASSAGE, "clients": 32, "rows": rows}
+    print("wrote", write("prefix", figures, "invented budget pairs, 4 segments per passage", True, details))
     return 0
 
 
@@ -309,17 +281,13 @@ def run_query(args: argparse.Namespace) -> int:
                 f"{row['model_calls_per_answer_mean']}, outcomes {statuses}",
                 flush=True,
             )
-    print(
-        "wrote",
-        write(
-            "query",
-            {
-                "config": "configs/llm-cpu.yaml (agent, framing, judge on vLLM)",
-                "corpus": "configs/demo_corpus",
-                "rows": rows,
-            },
-        ),
-    )
+    figures = {}
+    for r in rows:
+        figures[f"p50_s_at_{r['clients']}"] = r["p50_s"]
+        figures[f"p95_s_at_{r['clients']}"] = r["p95_s"]
+        figures[f"model_calls_per_answer_at_{r['clients']}"] = r["model_calls_per_answer_mean"]
+    details = {"config": "configs/llm-cpu.yaml (agent, framing, judge on vLLM)", "rows": rows}
+    print("wrote", write("query", figures, "configs/demo_corpus, 4 invented questions", True, details))
     return 0
 
 
@@ -339,7 +307,7 @@ async def _judge_all(judge: LLMJudge, records: list[dict[str, Any]]) -> list[str
 
 
 def run_quality(args: argparse.Namespace) -> int:
-    folder = SHARED / "judge_numeric_dev"
+    folder = shared_data() / "judge_numeric_dev"
     gold = folder / "judge_numeric_dev.jsonl"
     if not gold.is_file():
         print(f"no {gold}; nothing to measure")
@@ -384,7 +352,11 @@ def run_quality(args: argparse.Namespace) -> int:
             out["runs"][name] = {"verdicts": counts, "scorer": scored.get("overall", scored)}
             overall = out["runs"][name]["scorer"]
             print(f"{name}: verdicts {counts}; scorer overall {json.dumps(overall)[:300]}", flush=True)
-    print("wrote", write("quality", out))
+    figures = {
+        f"{name}_balanced_accuracy": run["scorer"].get("balanced_accuracy", "see details")
+        for name, run in out["runs"].items()
+    }
+    print("wrote", write("quality", figures, "judge_numeric_dev (193 items)", True, out))
     return 0
 
 

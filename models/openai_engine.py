@@ -180,7 +180,11 @@ class OpenAIEngine(Engine):
         usage = _usage(data)
         record.prompt_tokens = usage.get("prompt_tokens", record.prompt_tokens)
         record.completion_tokens = usage.get("completion_tokens", estimate_tokens(text))
-        parsed = decode_json_output(text, json_schema, record) if json_schema is not None else None
+        # Output cut at max_tokens is reported as cut (the caller may ask again), not as malformed JSON.
+        cut = finish_reason == "length"
+        parsed = (
+            decode_json_output(text, json_schema, record) if json_schema is not None and not cut else None
+        )
         return Generation(text=text, record=record, parsed=parsed, finish_reason=finish_reason)
 
     async def classify(
@@ -263,12 +267,16 @@ class OpenAIEngine(Engine):
             first: dict[str, set[int]] = {}
             for label in labels:
                 spelled = label_variants(label)
-                ids = await asyncio.gather(*(
-                    self._tokenize(
-                        {"model": self.model, "prompt": text, "add_special_tokens": False}, record, deadline
+                ids = await asyncio.gather(
+                    *(
+                        self._tokenize(
+                            {"model": self.model, "prompt": text, "add_special_tokens": False},
+                            record,
+                            deadline,
+                        )
+                        for text in spelled
                     )
-                    for text in spelled
-                ))
+                )
                 first[label] = {tokens[0] for tokens in ids if tokens}
             try:
                 self._label_ids[key] = distinct_label_ids(first)

@@ -186,7 +186,7 @@ def convert_gguf(gguf: Path, out: Path) -> None:
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
     # The weights are dequantised on load (GGUF is only the file format here); a leftover quantiser or
     # quantisation config would refuse to save, or make loaders expect GGUF.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(out, safe_serialization=True)

@@ -74,6 +74,9 @@ class VLLMServerSpec:
             "--dtype",
             "bfloat16",
             "--enable-prefix-caching" if self.prefix_caching else "--no-enable-prefix-caching",
+            # Compact JSON under structured output: indentation is tokens a slow model pays for.
+            "--structured-outputs-config",
+            '{"backend": "xgrammar", "disable_any_whitespace": true}',
         ]
         if self.enforce_eager:
             cmd.append("--enforce-eager")

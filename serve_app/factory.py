@@ -26,7 +26,9 @@ JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
 # constructor and every openai judge config failed to build.
 ROLE_OPTIONS: dict[str, frozenset[str]] = {
     "judge": frozenset({"mode", "threshold"}),
-    "agent": frozenset({"max_output_tokens", "temperature", "max_segments", "max_segment_chars"}),
+    "agent": frozenset(
+        {"max_output_tokens", "temperature", "max_segments", "max_segment_chars", "max_cites"}
+    ),
     "framing": frozenset({"max_tokens"}),
     "guard": frozenset(),
 }
@@ -296,6 +298,7 @@ def build_writer(cfg: AppConfig) -> Any:
         temperature=float(opts.get("temperature", 0.0)),
         max_segments=opts.get("max_segments"),
         max_segment_chars=opts.get("max_segment_chars"),
+        max_cites=opts.get("max_cites"),
     )
 
 

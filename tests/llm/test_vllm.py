@@ -187,7 +187,7 @@ def _passages() -> list[Passage]:
 
 def test_agent_writes_segments_through_structured_output(vllm: RunningVLLM) -> None:
     eng, sent = engine(vllm)
-    writer = LLMWriter(eng, max_output_tokens=200, max_segments=2, max_segment_chars=120)
+    writer = LLMWriter(eng, max_output_tokens=200, max_segments=2, max_segment_chars=120, max_cites=2)
 
     async def go() -> Any:
         try:
@@ -207,9 +207,10 @@ def test_agent_writes_segments_through_structured_output(vllm: RunningVLLM) -> N
     assert body["response_format"]["type"] == "json_schema"
     schema = body["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["segments"]["maxItems"] == 2
-    assert schema["properties"]["segments"]["items"]["required"] == SEGMENT_JSON_SCHEMA["properties"][
-        "segments"
-    ]["items"]["required"]
+    assert (
+        schema["properties"]["segments"]["items"]["required"]
+        == SEGMENT_JSON_SCHEMA["properties"]["segments"]["items"]["required"]
+    )
     assert "Jawab singkat dalam satu kalimat." in body["messages"][0]["content"]  # the editorial prompt
     if out.finish_reason == "length":
         pytest.fail(f"the model did not finish its segments in 200 tokens: {out.raw[:300]!r}")
@@ -225,7 +226,7 @@ def llm_client(
         tmp_path_factory.mktemp("llm"),
         demo_index,
         vllm,
-        agent={"max_output_tokens": 200, "max_segments": 2, "max_segment_chars": 120},
+        agent={"max_output_tokens": 200, "max_segments": 2, "max_segment_chars": 120, "max_cites": 2},
     )
     pipeline = factory.build_inprocess(cfg, retriever=demo_retriever)
     app = factory.build_inprocess_app(cfg, retriever=demo_retriever, pipeline=pipeline)
