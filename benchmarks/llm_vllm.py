@@ -294,69 +294,77 @@ def run_query(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- quality
 
 
-async def _judge_all(judge: LLMJudge, records: list[dict[str, Any]]) -> list[str]:
+async def _judge_all(judge: LLMJudge, records: list[dict[str, Any]]) -> list[Any]:
+    """Results in record order; items go in passage order, 16 a call, so prompts share cached prefixes."""
     items = [
         JudgeItem(r["id"], r["claim"], (JudgePassage("P1", r["passage"], {"title": r.get("source_title")}),))
         for r in records
     ]
-    verdicts: list[str] = []
-    for start in range(0, len(items), 16):
-        results = await judge.judge(items[start : start + 16])
-        verdicts.extend(res.verdict for res in results)
-    return verdicts
+    order = sorted(range(len(items)), key=lambda k: records[k]["passage_id"])
+    results: dict[int, Any] = {}
+    for start in range(0, len(order), 16):
+        chunk = order[start : start + 16]
+        for k, res in zip(chunk, await judge.judge([items[k] for k in chunk]), strict=True):
+            results[k] = res
+    return [results[k] for k in range(len(items))]
+
+
+def _score(folder: Path, gold: Path, name: str, records: list[dict[str, Any]], verdicts: list[str]) -> Any:
+    preds = Path(tempfile.mkdtemp()) / f"{name}.jsonl"
+    preds.write_text(
+        "".join(
+            json.dumps({"id": r["id"], "verdict": v}) + "\n" for r, v in zip(records, verdicts, strict=True)
+        ),
+        encoding="utf-8",
+    )
+    metrics = Path(tempfile.mkdtemp()) / f"{name}.json"
+    cmd = [
+        sys.executable,
+        str(folder / "score_judge.py"),
+        str(preds),
+        "--gold",
+        str(gold),
+        "--json",
+        str(metrics),
+    ]
+    subprocess.run(cmd, check=True, capture_output=True)
+    return json.loads(metrics.read_text())
 
 
 def run_quality(args: argparse.Namespace) -> int:
+    """One pass of the LLM judge with the rule veto: the LLM's own verdict is read back from the result (a
+    vetoed item was ``supported`` before the veto), so both figures come from the same model outputs."""
     folder = shared_data() / "judge_numeric_dev"
     gold = folder / "judge_numeric_dev.jsonl"
     if not gold.is_file():
         print(f"no {gold}; nothing to measure")
         return 0
     records = [json.loads(line) for line in gold.read_text(encoding="utf-8").splitlines() if line.strip()]
-    out: dict[str, Any] = {
-        "data": "judge_numeric_dev (in-sample: dev set)",
-        "items": len(records),
-        "runs": {},
-    }
+    out: dict[str, Any] = {"items": len(records), "runs": {}}
+    started = time.perf_counter()
     with vllm_server(args.base_url) as (base_url, model):
-        for name, veto in (("llm_alone", False), ("llm_with_rule_veto", True)):
-            engine = OpenAIEngine(base_url=base_url, model=model, timeout_s=600, chat_template=True)
-            judge = LLMJudge(engine, rule_veto=veto)
-            verdicts = asyncio.run(_judge_all(judge, records))
-            preds = Path(tempfile.mkdtemp()) / f"{name}.jsonl"
-            preds.write_text(
-                "".join(
-                    json.dumps({"id": r["id"], "verdict": v}) + "\n"
-                    for r, v in zip(records, verdicts, strict=True)
-                ),
-                encoding="utf-8",
-            )
-            metrics = Path(tempfile.mkdtemp()) / f"{name}.json"
-            subprocess.run(
-                [
-                    sys.executable,
-                    str(folder / "score_judge.py"),
-                    str(preds),
-                    "--gold",
-                    str(gold),
-                    "--json",
-                    str(metrics),
-                ],
-                check=True,
-                capture_output=True,
-            )
-            scored = json.loads(metrics.read_text())
-            counts: dict[str, int] = {}
-            for v in verdicts:
-                counts[v] = counts.get(v, 0) + 1
-            out["runs"][name] = {"verdicts": counts, "scorer": scored.get("overall", scored)}
-            overall = out["runs"][name]["scorer"]
-            print(f"{name}: verdicts {counts}; scorer overall {json.dumps(overall)[:300]}", flush=True)
+        engine = OpenAIEngine(base_url=base_url, model=model, timeout_s=900, chat_template=True)
+        results = asyncio.run(_judge_all(LLMJudge(engine, rule_veto=True), records))
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    with_veto = [r.verdict for r in results]
+    alone = [
+        "supported" if any(reason.startswith("rule_veto:") for reason in r.reasons) else r.verdict
+        for r in results
+    ]
+    for name, verdicts in (("llm_alone", alone), ("llm_with_rule_veto", with_veto)):
+        counts: dict[str, int] = {}
+        for v in verdicts:
+            counts[v] = counts.get(v, 0) + 1
+        scored = _score(folder, gold, name, records, verdicts)
+        out["runs"][name] = {"verdicts": counts, "scorer": scored.get("overall", scored)}
+        print(
+            f"{name}: verdicts {counts}; overall {json.dumps(out['runs'][name]['scorer'])[:300]}", flush=True
+        )
     figures = {
         f"{name}_balanced_accuracy": run["scorer"].get("balanced_accuracy", "see details")
         for name, run in out["runs"].items()
     }
-    print("wrote", write("quality", figures, "judge_numeric_dev (193 items)", True, out))
+    print("wrote", write("quality", figures, "judge_numeric_dev (193 items, dev set)", True, out))
     return 0
 
 

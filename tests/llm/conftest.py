@@ -116,7 +116,13 @@ def engine(
     return eng, sent
 
 
-def llm_config(tmp: Path, index_dir: Path, vllm: RunningVLLM, **role_options: Any) -> Any:
+def llm_config(
+    tmp: Path,
+    index_dir: Path,
+    vllm: RunningVLLM,
+    timeouts: dict[str, float] | None = None,
+    **role_options: Any,
+) -> Any:
     """configs/llm-cpu.yaml with its roles on the test server (no model_servers: the test started it)."""
     from serve_app.config import load_config
 
@@ -133,6 +139,7 @@ def llm_config(tmp: Path, index_dir: Path, vllm: RunningVLLM, **role_options: An
                     "base_url": vllm.base_url,
                     "model": vllm.model,
                     "options": {**getattr(cfg.roles, name).options, **role_options.get(name, {})},
+                    "timeout_s": (timeouts or {}).get(name, getattr(cfg.roles, name).timeout_s),
                 }
             )
             for name in ("agent", "framing", "judge")
