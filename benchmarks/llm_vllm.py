@@ -67,7 +67,7 @@ def vllm_server(base_url: str | None, *, prefix_caching: bool = True) -> Iterato
     from benchmarks.query_v2 import free_port
     from models.vllm_server import VLLMServer
     from serve_app.config import load_config
-    from serve_app.model_servers import provision, server_spec
+    from serve_app.runtime.model_servers import provision, server_spec
 
     cfg = load_config(str(LLM_CONFIG), env={"ACEH_API_KEYS": "bench"})
     server_cfg = cfg.model_servers[0]
@@ -238,8 +238,8 @@ async def _query_clients(app: Any, clients: int, per_client: int) -> tuple[list[
 
 
 def run_query(args: argparse.Namespace) -> int:
-    from serve_app import factory
     from serve_app.config import load_config
+    from serve_app.runtime import factory
 
     tmp = Path(tempfile.mkdtemp(prefix="aceh-bench-llm-"))
     index_dir = tmp / "index"

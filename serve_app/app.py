@@ -1,7 +1,8 @@
 """The Ray Serve graph: every ``.bind()`` in one place, built by one typed builder from the config.
 
 HTTP → Ingress (Starlette; calls Guard first) → Agent (→ Retriever) → Annotator (→ JudgePool) → Guard.
-Each deployment wraps the same plain object the in-process pipeline uses (see :mod:`serve_app.factory`).
+Each deployment wraps the same plain object the in-process pipeline uses
+(see :mod:`serve_app.runtime.factory`).
 Replica counts, CPUs/GPUs and batch settings come from the YAML config, and so does placement: a role named
 in ``serve.colocate`` is built inside each Ingress replica instead of as a deployment of its own.
 """
@@ -19,10 +20,12 @@ from pydantic import BaseModel, ConfigDict
 from ray import serve
 from ray.serve import Application
 
-from serve_app import factory
+from retrieval.live import version_of
 from serve_app.config import ROLES, AppConfig, load_config
 from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
-from serve_app.ports import HandleProxy, RemoteAgent, RemoteAnnotator
+from serve_app.runtime import factory
+from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator
+from serve_app.wire.tracing import configure_logging
 
 
 class AppArgs(BaseModel):
@@ -38,6 +41,7 @@ class _Component:
     name = "component"
 
     def _init_metrics(self) -> None:
+        configure_logging()  # every replica: JSON log lines with the request's ids
         self.metrics = Metrics()
 
     async def health(self) -> str:
@@ -59,8 +63,25 @@ class RetrieverDeployment(_Component):
     name = "Retriever"
 
     def __init__(self, config: dict[str, Any]) -> None:
+        from retrieval.live import RequestPins
+
         self._init_metrics()
-        self.retriever = factory.build_retriever(AppConfig.model_validate(config))
+        self.pins = RequestPins(factory.build_live_retriever(AppConfig.model_validate(config)))
+
+    @property
+    def retriever(self) -> Any:
+        """The version this request pinned at its first call here (every call of one request, from the
+        Ingress or the Agent, carries Ray's internal id of that request), so one answer reads one version."""
+        from ray.serve import context
+
+        ctx = context._serve_request_context.get()
+        return self.pins.get(getattr(ctx, "_internal_request_id", None))
+
+    async def pin(self) -> str:
+        return version_of(self.retriever)
+
+    async def index_version(self) -> str:
+        return self.pins.live.version
 
     async def search(self, query: str, **kwargs: Any) -> Any:
         return await self._timed("search", asyncio.to_thread(self.retriever.search, query, **kwargs))
@@ -277,6 +298,7 @@ class IngressDeployment(_Component):
             health=self._health,
             metrics_text=self._metrics_text,
             model_health=factory.model_health_check(self.pipeline.config),
+            behind_ray_proxy=True,
         )
         return ingress.app()
 

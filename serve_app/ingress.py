@@ -13,20 +13,25 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from serve_app import errors
-from serve_app.auth import Principal
+from serve_app.guard.auth import Principal
+from serve_app.guard.policy import GuardDecision
 from serve_app.metrics import Metrics
-from serve_app.openapi import openapi_document
-from serve_app.pipeline import AnswerResult, Pipeline
-from serve_app.policy import GuardDecision
-from serve_app.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
-from serve_app.sse import error_frame, frame, v1_answer_frames, v2_answer_frames
+from serve_app.pipeline import Pipeline
+from serve_app.wire.openapi import openapi_document
+from serve_app.wire.responses import AnswerResult
+from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
+from serve_app.wire.sse import error_frame, frame, v1_answer_frames, v2_answer_frames
+from serve_app.wire.tracing import TraceMiddleware
 
 log = logging.getLogger("aceh_rag.ingress")
+KEEPALIVE = ": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
+INDEX_VERSION_HEADER = "X-Index-Version"  # the index version the whole answer was read from
 HealthCheck = Callable[[], Awaitable[dict[str, str]]]
 MetricsText = Callable[[], Awaitable[str]]
 
@@ -62,6 +67,8 @@ class Ingress:
         metrics_text: MetricsText | None = None,
         store: Any = None,
         model_health: HealthCheck | None = None,
+        behind_ray_proxy: bool = False,
+        sse_keepalive_s: float = 15.0,
     ) -> None:
         self.pipeline = pipeline
         self.guard = guard
@@ -71,6 +78,8 @@ class Ingress:
         self.metrics_text = metrics_text
         self.model_health = model_health
         self.store = store if store is not None else pipeline.store
+        self.behind_ray_proxy = behind_ray_proxy
+        self.sse_keepalive_s = sse_keepalive_s
 
     def app(self) -> Starlette:
         routes = [
@@ -86,7 +95,8 @@ class Ingress:
             Route("/conversations", self.create_conversation, methods=["POST"]),
             Route("/conversations/{conversation_id}", self.get_conversation, methods=["GET"]),
         ]
-        return Starlette(routes=routes)
+        trace = Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy)
+        return Starlette(routes=routes, middleware=[trace])
 
     # ------------------------------------------------------------------ open routes
 
@@ -97,6 +107,8 @@ class Ingress:
             return JSONResponse({"status": "unavailable"}, status_code=503)
         ok = all(v == "ok" for v in status.values())
         body: dict[str, Any] = {"status": "ok" if ok else "unavailable", "deployments": status}
+        with contextlib.suppress(Exception):  # the version is information; health is the deployments
+            body["index_version"] = await asyncio.wait_for(self.pipeline.retriever.index_version(), 5)
         if self.model_health is not None:
             # A model server that is down leaves the service up (its answers degrade as the contract says:
             # judge_unavailable claims, or 502 for the agent): 200 with status "degraded", naming the server.
@@ -168,6 +180,17 @@ class Ingress:
             raise errors.RateLimited(headers={"Retry-After": retry_after})  # 429
         return principal, parsed, admission.screen
 
+    async def _pin_index(self) -> dict[str, str]:
+        """Hold one index version for the rest of the request (retrieval.live); its header."""
+        pin = getattr(self.pipeline.retriever, "pin", None)
+        if pin is None:
+            return {}
+        try:
+            return {INDEX_VERSION_HEADER: await pin()}
+        except Exception:  # noqa: BLE001 - unpinned, each call reads the newest version; the calls report
+            log.warning("the index version could not be pinned", exc_info=True)
+            return {}
+
     async def _timed(self, route: str, handler: Callable[[], Awaitable[Response]]) -> Response:
         started = time.perf_counter()
         try:
@@ -186,7 +209,8 @@ class Ingress:
     async def search(self, request: Request) -> Response:
         async def run() -> Response:
             principal, req, _ = await self._admit(request, SearchRequest)
-            return JSONResponse(await self.pipeline.search(req, principal))
+            version = await self._pin_index()
+            return JSONResponse(await self.pipeline.search(req, principal), headers=version)
 
         return await self._timed("/search", run)
 
@@ -197,9 +221,10 @@ class Ingress:
             principal, req, screen = await self._admit(
                 request, model, playground=family == "playground", screen=True
             )
+            version = await self._pin_index()
             result = await self.pipeline.answer(req, principal, route=family, prescreen=screen)  # type: ignore[arg-type]
             self._count(result)
-            return JSONResponse(result.body)
+            return JSONResponse(result.body, headers=version)
 
         return await self._timed(route, run)
 
@@ -218,6 +243,11 @@ class Ingress:
             self.metrics.refusals.labels(reason).inc()
         for claim in result.body.get("claims", []):
             self.metrics.verdicts.labels(claim["verdict"]).inc()
+            if claim.get("unverified_reason"):
+                self.metrics.unverified.labels(claim["unverified_reason"]).inc()
+        verification = result.body.get("faithfulness", {}).get("verification")
+        if verification:
+            self.metrics.answers.labels(verification).inc()
 
     # ------------------------------------------------------------------ streams
 
@@ -233,6 +263,7 @@ class Ingress:
         started = time.perf_counter()
         try:
             principal, req, screen = await self._admit(request, model, screen=True)
+            version = await self._pin_index()
         except errors.ServiceError as exc:
             self.metrics.requests.labels(route, str(exc.status_code)).inc()
             return _error_response(exc)
@@ -264,10 +295,18 @@ class Ingress:
 
         async def frames() -> AsyncIterator[str]:
             status = "200"
+            getter: asyncio.Future[tuple[str, Any]] | None = None
             try:
                 pending: tuple[str, Any] | None = first
                 while True:
-                    k, it = pending if pending is not None else await queue.get()
+                    if pending is None:
+                        getter = getter or asyncio.ensure_future(queue.get())
+                        done, _ = await asyncio.wait({getter}, timeout=self.sse_keepalive_s)
+                        if not done:
+                            yield KEEPALIVE  # the agent or judge still works: proxies must not cut us
+                            continue
+                        pending, getter = getter.result(), None
+                    k, it = pending
                     pending = None
                     if k == "event":
                         yield frame(it["event"], it["data"])
@@ -289,6 +328,8 @@ class Ingress:
                             yield error_frame(500, "internal_error", errors.ServiceError.detail)
                         return
             finally:
+                if getter is not None:
+                    getter.cancel()
                 if not task.done():
                     task.cancel()  # the client went away: stop the work, save nothing half-done
                 self.metrics.requests.labels(route, status).inc()
@@ -297,7 +338,7 @@ class Ingress:
         return StreamingResponse(
             frames(),
             media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **version},
         )
 
     # ------------------------------------------------------------------ conversations

@@ -62,7 +62,7 @@ class RunningVLLM:
 @pytest.fixture(scope="session")
 def vllm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningVLLM]:
     from serve_app.config import ConfigError, load_config
-    from serve_app.model_servers import provision, server_spec
+    from serve_app.runtime.model_servers import provision, server_spec
 
     cfg = load_config(str(LLM_CONFIG), env={"ACEH_API_KEYS": API_KEY})
     server_cfg = cfg.model_servers[0].model_copy(update={"port": free_port(), "max_num_seqs": 32})

@@ -17,11 +17,11 @@ from starlette.testclient import TestClient
 from judge.batching import BatchCollector
 from judge.llm_judge import LLMJudge
 from judge.types import JudgeItem, JudgePassage
-from serve_app import factory
+from serve_app.agent.prompts import SEGMENT_JSON_SCHEMA
+from serve_app.agent.writers.llm import LLMWriter
+from serve_app.answer.segments import Passage
 from serve_app.budget import RequestBudget
-from serve_app.prompts import SEGMENT_JSON_SCHEMA
-from serve_app.segments import Passage
-from serve_app.writer_llm import LLMWriter
+from serve_app.runtime import factory
 from tests.contract.checks import assert_v2_body
 from tests.llm.conftest import RunningVLLM, engine, llm_config
 

@@ -1,0 +1,269 @@
+"""What every agent tool shares: the async retriever port, tool results, and the runner that times each
+tool call, records it for ``tool_call_audit`` and emits ``tool.started`` / ``tool.finished``.
+
+The retriever may live in this process or behind a Ray handle, so tools only see :class:`RetrieverPort`
+(async methods). :class:`LocalRetrieverPort` wraps a local ``retrieval.retriever.Retriever`` with
+``asyncio.to_thread``; the integrator's Ray-handle port has the same methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hashlib
+import logging
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol
+
+from retrieval.live import version_of
+from retrieval.types import Chunk, DocumentInfo, SearchHit
+
+log = logging.getLogger(__name__)
+
+EventSink = Callable[[dict[str, Any]], Awaitable[None]]
+ToolStatus = Literal[
+    "ok",  # readable evidence
+    "empty",  # ran, found nothing
+    "error",  # failed
+    "timeout",  # stopped at the tool deadline
+    "unavailable",  # an external source did not answer
+    "disabled",  # not enabled on this server
+    "not_allowed",  # the egress allowlist refused the address
+    "out_of_scope",  # found only documents outside the request's scope
+    "scope_unavailable",  # the scope's documents cannot be read any more
+]
+
+
+class RetrieverPort(Protocol):
+    """The retriever as the agent calls it: the same methods as ``retrieval.retriever.Retriever``, async."""
+
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        document_ids: Collection[str] | None = None,
+        provenance: bool = False,
+    ) -> list[SearchHit]: ...
+
+    async def documents(self) -> list[DocumentInfo]: ...
+
+    async def document_chunks(self, document_id: str) -> list[Chunk]: ...
+
+    async def lookup_article(self, ref: Any) -> list[Chunk]: ...
+
+    async def cross_references(
+        self, doc_type: str, number: str, year: int
+    ) -> list[tuple[DocumentInfo, str, Chunk]]: ...
+
+    async def table(self, document_id: str) -> Any: ...
+
+    async def chunk(self, chunk_id: str) -> Chunk | None: ...
+
+
+# The index version a request holds (port, retriever): set by ``pin`` in the request's task, so every later
+# call of the request, and the tasks it starts, read the same version (retrieval.live).
+_snapshot: contextvars.ContextVar[tuple[int, Any] | None] = contextvars.ContextVar("aceh_index", default=None)
+
+
+class LocalRetrieverPort:
+    """Wraps an in-process retriever, or a ``retrieval.live.LiveRetriever`` that follows ingest; each call
+    runs in a worker thread so the event loop stays free."""
+
+    def __init__(self, retriever: Any) -> None:
+        self.source = retriever
+
+    @property
+    def retriever(self) -> Any:
+        """The request's pinned version, else the newest loaded one."""
+        pinned = _snapshot.get()
+        if pinned is not None and pinned[0] == id(self):
+            return pinned[1]
+        current = getattr(self.source, "current", None)
+        return current() if current is not None else self.source
+
+    async def pin(self) -> str:
+        """Hold the current version for the rest of this request; returns its version."""
+        current = getattr(self.source, "current", None)
+        retriever = current() if current is not None else self.source
+        _snapshot.set((id(self), retriever))
+        return version_of(retriever)
+
+    async def index_version(self) -> str:
+        return version_of(self.retriever)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        document_ids: Collection[str] | None = None,
+        provenance: bool = False,
+    ) -> list[SearchHit]:
+        return await asyncio.to_thread(
+            self.retriever.search, query, top_k=top_k, document_ids=document_ids, provenance=provenance
+        )
+
+    async def documents(self) -> list[DocumentInfo]:
+        return await asyncio.to_thread(self.retriever.documents)
+
+    async def resolve_filter(
+        self, *, type: str | None = None, year: int | None = None, issuer: str | None = None  # noqa: A002
+    ) -> list[str]:
+        """Document ids a named selection's metadata filter matches (used by the pipeline's scope)."""
+        return await asyncio.to_thread(self.retriever.resolve_filter, type=type, year=year, issuer=issuer)
+
+    async def document_chunks(self, document_id: str) -> list[Chunk]:
+        return await asyncio.to_thread(self.retriever.document_chunks, document_id)
+
+    async def lookup_article(self, ref: Any) -> list[Chunk]:
+        return await asyncio.to_thread(self.retriever.lookup_article, ref)
+
+    async def cross_references(
+        self, doc_type: str, number: str, year: int
+    ) -> list[tuple[DocumentInfo, str, Chunk]]:
+        return await asyncio.to_thread(self.retriever.cross_references, doc_type, number, year)
+
+    async def table(self, document_id: str) -> Any:
+        return await asyncio.to_thread(self.retriever.table, document_id)
+
+    async def chunk(self, chunk_id: str) -> Chunk | None:
+        return await asyncio.to_thread(self.retriever.chunk, chunk_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One thing a tool found: an indexed chunk, or a tool result with its own identity (dataset, source,
+    period, the call that produced it). The agent turns shown evidence into keyed passages."""
+
+    text: str
+    kind: Literal["chunk", "tool"] = "chunk"
+    chunk: Chunk | None = None
+    identity: dict[str, Any] = field(default_factory=dict)
+    score: float = 0.0
+
+    @property
+    def dedupe_key(self) -> str:
+        if self.chunk is not None:
+            return "chunk:" + self.chunk.chunk_id
+        return "tool:" + hashlib.sha1(self.text.encode("utf-8")).hexdigest()
+
+    @classmethod
+    def of_chunk(cls, chunk: Chunk, score: float = 0.0) -> Evidence:
+        return cls(text=chunk.text, kind="chunk", chunk=chunk, score=score)
+
+
+@dataclass(slots=True)
+class ToolResult:
+    status: ToolStatus
+    evidence: list[Evidence] = field(default_factory=list)
+    note: str | None = None  # a TOOL_NOTICES key: an honest "off / unreachable" note
+
+    @property
+    def readable(self) -> bool:
+        return bool(self.evidence)
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a tool may use: the retriever, the request's scope and the room left in the context."""
+
+    retriever: RetrieverPort
+    query: str
+    document_ids: frozenset[str] | None  # None: the whole corpus
+    preferred_document_ids: tuple[str, ...] = ()
+    top_k: int = 8
+    token_room: int = 8000  # context tokens left for passages
+
+    def in_scope(self, document_id: str) -> bool:
+        return self.document_ids is None or document_id in self.document_ids
+
+
+class Tool(ABC):
+    """One agent tool. ``run`` raises nothing on a normal miss: it returns a status instead."""
+
+    name: str = "tool"
+
+    @abstractmethod
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+def jsonable(value: Any) -> Any:
+    """Tool arguments as JSON for events and the audit (sets sorted, dataclasses as dicts)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, frozenset | set):
+        return sorted(jsonable(v) for v in value)
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    fields = getattr(value, "__dataclass_fields__", None)
+    if fields is not None:
+        return {name: jsonable(getattr(value, name)) for name in fields}
+    return str(value)
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class ToolRunner:
+    """Runs tools under a deadline; every run lands in ``audit`` and emits its two events."""
+
+    def __init__(self, *, on_event: EventSink | None = None, timeout_s: float = 8.0) -> None:
+        self.on_event = on_event
+        self.timeout_s = timeout_s
+        self.audit: list[dict[str, Any]] = []
+
+    async def _emit(self, name: str, data: dict[str, Any]) -> None:
+        if self.on_event is not None:
+            await self.on_event({"event": name, "data": data})
+
+    async def call(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, deadline: float
+    ) -> ToolResult:
+        call_id = uuid.uuid4().hex[:16]
+        started = time.time()
+        t0 = time.perf_counter()
+        shown_args = jsonable(args)
+        await self._emit("tool.started", {"call_id": call_id, "tool": tool.name, "arguments": shown_args})
+        timeout = min(self.timeout_s, deadline - started)
+        if timeout <= 0:
+            result = ToolResult("timeout")
+        else:
+            try:
+                result = await asyncio.wait_for(tool.run(args, ctx), timeout=timeout)
+            except TimeoutError:
+                result = ToolResult("timeout")
+            except Exception as exc:  # a failing tool is a status, never a crash of the request
+                log.warning("tool %s failed: %r", tool.name, exc)
+                result = ToolResult("error")
+        duration_ms = round((time.perf_counter() - t0) * 1000, 3)
+        self.audit.append(
+            {
+                "call_id": call_id,
+                "tool": tool.name,
+                "arguments": shown_args,
+                "started_at": _iso(started),
+                "duration_ms": duration_ms,
+                "status": result.status,
+                "result_count": len(result.evidence),
+            }
+        )
+        await self._emit(
+            "tool.finished",
+            {
+                "call_id": call_id,
+                "tool": tool.name,
+                "status": result.status,
+                "result_count": len(result.evidence),
+                "duration_ms": duration_ms,
+            },
+        )
+        return result
