@@ -5,8 +5,10 @@
 
 Data come from ../shared/data (or $ACEH_SHARED_DATA) and are read, never copied. Every external set is cut
 by a fixed hash (``held_out``: 30 % of items) into a dev part, used while the policy was written, and a
-held-out part that was not looked at; both are reported. Written to benchmarks/results/guard_eval.json
-and .md. Single thread; latency is wall time per guard call on this machine.
+held-out part that was not looked at; both are reported, held-out first (it is the figure that counts).
+Error analysis by family (BIPIA attack category, SARA target and strength) is printed for the dev part
+only, so the held-out part stays unseen. Written to benchmarks/results/guard_eval.json and .md. Single
+thread; latency is wall time per guard call on this machine.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Item:
     text: str
     split: str  # "dev" | "held_out" | "own" (written for this project)
     context: tuple[str, ...] = ()
+    family: str = ""  # attack category or SARA target/strength, for the dev-only breakdown
 
 
 @dataclass
@@ -62,6 +65,8 @@ class SetResult:
     n: dict[str, int] = field(default_factory=dict)
     blocked: dict[str, int] = field(default_factory=dict)
     rules: dict[str, int] = field(default_factory=dict)
+    # dev items only: family -> [n, blocked]
+    dev_families: dict[str, list[int]] = field(default_factory=dict)
 
     def rate(self, split: str) -> float | None:
         n = self.n.get(split, 0)
@@ -108,7 +113,7 @@ def load_bipia(d: Path) -> tuple[list[Item], list[Item], list[Item], list[Item]]
     attacks = json.loads((d / "safety_jailbreak_injection" / "bipia" / "text_attack_train.json").read_text())
     emails = _emails(d)
     pasted, passages = [], []
-    for strings in attacks.values():
+    for category, strings in attacks.items():
         for attack in strings:
             split = _split(attack)
             for k, where in enumerate(("start", "middle", "end")):
@@ -116,8 +121,8 @@ def load_bipia(d: Path) -> tuple[list[Item], list[Item], list[Item], list[Item]]
                 ctx = _insert(email["context"], attack, where)
                 q = email["question"]
                 text = f"{q}\n\n{ctx}" if (_h(attack) + k) % 2 else f"{ctx}\n\n{q}"
-                pasted.append(Item(text, split))
-                passages.append(Item(ctx, split))
+                pasted.append(Item(text, split, family=category))
+                passages.append(Item(ctx, split, family=category))
     clean_pasted = [Item(f"{e['question']}\n\n{e['context']}", "dev") for e in emails]
     clean_pasted += [Item(f"{e['context']}\n\n{e['question']}", "dev") for e in emails]
     clean_passages = [Item(e["context"], "dev") for e in emails]
@@ -153,7 +158,9 @@ def load_tweets(d: Path) -> tuple[list[Item], list[Item]]:
             text = row["Tweet"]
             labels = {k: v for k, v in row.items() if k != "Tweet"}
             if row["HS_Religion"] == "1" or row["HS_Race"] == "1":
-                sara.append(Item(text, _split(text)))
+                target = "religion" if row["HS_Race"] != "1" else "race" if row["HS_Religion"] != "1" else "both"
+                strength = next((k[3:].lower() for k in ("HS_Strong", "HS_Moderate", "HS_Weak") if row[k] == "1"), "-")
+                sara.append(Item(text, _split(text), family=f"{target}, {strength}"))
             elif all(v == "0" for v in labels.values()):
                 clean.append(Item(text, _split(text)))
     return sara, clean
@@ -189,6 +196,10 @@ def run_set(name: str, method: str, items: Iterable[Item], expect_block: bool,
         decision = call(item)
         timings.setdefault(method, []).append(time.perf_counter() - t0)
         res.n[item.split] = res.n.get(item.split, 0) + 1
+        if item.family and item.split == "dev":
+            fam = res.dev_families.setdefault(item.family, [0, 0])
+            fam[0] += 1
+            fam[1] += int(not decision.allowed)
         if not decision.allowed:
             res.blocked[item.split] = res.blocked.get(item.split, 0) + 1
             res.rules[str(decision.rule)] = res.rules.get(str(decision.rule), 0) + 1

@@ -186,7 +186,7 @@ SARA_FAMILIES_V3 = [
     ("redbait_likeness", "sara.weak.redbait", "Cara mereka membungkam lawan kayak PKI saja."),
     ("redbait_cina", "sara.weak.redbait", "Pemerintah kita cuma jadi boneka komunis cina."),
     ("slur", "sara.slur", "Dasar malingsia, semua budaya kita dicuri."),
-    ("slur", "sara.slur", "Dasar jenggot kambing, bisanya teriak-teriak."),
+    ("slur", "sara.slur", "Si singkek itu lagi-lagi menaikkan harga."),
     ("curse_adjacent", "sara.curse_adjacent", "sial cina itu, parkir sembarangan"),
     ("insult_spelling", "sara.insult_adjacent", "Umat itu goublog semua."),
     ("filth", "sara.weak.contempt_near", "Mulut ustadz itu seperti jamban."),
