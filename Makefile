@@ -9,12 +9,20 @@ export TOKENIZERS_PARALLELISM := false
 export RAY_USAGE_STATS_ENABLED := 0
 ACEH_API_KEYS ?= demo-key
 export ACEH_API_KEYS
-ACEH_INDEX_DIR ?= .aceh/index
+# The caller's ACEH_CORPUS and ACEH_INDEX_DIR are passed on as they are. The demo corpus is the default only
+# when both are unset: an index the operator names is served as it is (serve never deletes documents).
+ifeq ($(strip $(ACEH_CORPUS)$(ACEH_INDEX_DIR)),)
+ACEH_CORPUS := configs/demo_corpus
+endif
+ifeq ($(strip $(ACEH_INDEX_DIR)),)
+ACEH_INDEX_DIR := .aceh/index
+endif
 export ACEH_INDEX_DIR
+comma := ,
 ACEH_DATABASE_URL ?= sqlite:///.aceh/aceh.db
 export ACEH_DATABASE_URL
 
-.PHONY: install index serve test lint bench schemas clean
+.PHONY: install index serve test lint bench readme schemas clean
 
 install: $(STAMP)
 
@@ -27,12 +35,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[cpu,dev]'
 	touch $(STAMP)
 
+# Builds the index from ACEH_CORPUS only when there is none; an existing index is never touched here.
 index: install
-	@test -f $(ACEH_INDEX_DIR)/manifest.json || $(BIN)/aceh-rag ingest configs/demo_corpus --index $(ACEH_INDEX_DIR)
+	@test -f $(ACEH_INDEX_DIR)/manifest.json || test -z "$(ACEH_CORPUS)" || \
+	  $(BIN)/aceh-rag ingest $(subst $(comma), ,$(ACEH_CORPUS)) --index $(ACEH_INDEX_DIR)
 
 serve: index
-	@echo "aceh-rag: serving the demo corpus at http://127.0.0.1:$${ACEH_PORT:-8000} (X-API-Key: one of ACEH_API_KEYS)"
-	ACEH_CORPUS=configs/demo_corpus $(BIN)/aceh-rag serve
+	@echo "aceh-rag: serving $(or $(ACEH_CORPUS),the index) from $(ACEH_INDEX_DIR) at http://127.0.0.1:$${ACEH_PORT:-8000} (X-API-Key: one of ACEH_API_KEYS)"
+	ACEH_CORPUS="$(ACEH_CORPUS)" $(BIN)/aceh-rag serve
 
 test: install
 	$(BIN)/python -m pytest -q
@@ -46,6 +56,10 @@ schemas: install
 
 bench: index
 	$(BIN)/aceh-rag bench --help
+
+# The README's benchmark table, from benchmarks/results/*.json (tests/bench/test_readme.py checks it).
+readme: install
+	$(BIN)/python -m benchmarks.readme_table
 
 clean:
 	rm -rf .aceh

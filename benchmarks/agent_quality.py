@@ -29,21 +29,29 @@ import argparse
 import asyncio
 import json
 import os
-import platform
 import re
 import statistics
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import (
+    Figure,
+    Result,
+    atomic_write,
+    command,
+    machine_summary,
+    percentile,
+    shared_data,
+    write_result,
+)
+
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("ACEH_SHARED_DATA", ROOT / ".." / "shared" / "data"))
+DATA = shared_data()
 CORPUS = DATA / "indo_legal_corpus"
 QUESTIONS = ROOT / "benchmarks" / "data" / "legal_questions.jsonl"
-RESULTS = ROOT / "benchmarks" / "results"
 THREADS = 2
 QUICK_MAX_BYTES = 60_000
 
@@ -133,7 +141,7 @@ async def _ask(agent: Any, question: str) -> tuple[Any, float]:
 
 def evaluate(agent: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from serve_app.compose import compose
-    from serve_app.refusals import NOT_FOUND_FRAMING
+    from serve_app.refusals import FRAMINGS_EN, NOT_FOUND_FRAMING
 
     rows = []
     for q in questions:
@@ -159,7 +167,8 @@ def evaluate(agent: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]
                 "cites_gold": any(set(s.cites) & gold_keys for s in facts),
                 "states_figure": bool(stating) if figure else None,
                 "figure_cited_gold": any(set(s.cites) & gold_keys for s in stating) if figure else None,
-                "not_found": [s.text for s in outcome.segments] == [NOT_FOUND_FRAMING],
+                "not_found": [s.text for s in outcome.segments]
+                in ([NOT_FOUND_FRAMING], [FRAMINGS_EN[NOT_FOUND_FRAMING]]),
                 "latency_ms": round(latency_ms, 1),
                 "answer": answer,
             }
@@ -188,7 +197,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "facts_per_answer": round(statistics.mean(r["facts"] for r in rows), 2) if rows else None,
         "refusals": sum(r["refusal"] is not None for r in rows),
         "errors": sum(r["error"] is not None for r in rows),
-        "latency_ms_p50": round(statistics.median(latencies), 1) if latencies else None,
+        "latency_ms_p50": round(percentile(latencies, 0.5), 1) if latencies else None,
         "latency_ms_max": max(latencies) if latencies else None,
     }
 
@@ -299,7 +308,7 @@ def run_demo(index: Path | None) -> dict[str, Any]:
         "not_found_framed": _rate(rows, "not_found"),
         "claims_per_answer": round(statistics.mean(len(r["claims"]) for r in rows), 2),
         "unsupported_claims": sum(c != "supported" for r in rows for c in r["claims"]),
-        "latency_ms_p50": round(statistics.median(r["latency_ms"] for r in rows), 1),
+        "latency_ms_p50": round(percentile([r["latency_ms"] for r in rows], 0.5), 1),
     }
     return {"ingest_s": ingest_s, "summary": summary, "rows": rows}
 
@@ -339,12 +348,20 @@ def demo_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write(name: str, result: dict[str, Any], text: str) -> None:
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    dumped = json.dumps(result, ensure_ascii=False, indent=2) + "\n"
-    (RESULTS / f"{name}.json").write_text(dumped, encoding="utf-8")
-    (RESULTS / f"{name}.md").write_text(text, encoding="utf-8")
+def _write(result: Result, render: Any, quick: bool = False) -> None:
+    """The record to results/<benchmark>.json and its Markdown table next to it."""
+    record = result.to_json() | {"machine": machine_summary(result.machine)}
+    text = render(record)
+    atomic_write(write_result(result, quick=quick).with_suffix(".md"), text)
     print(text)
+
+
+def figures(summary: dict[str, Any]) -> dict[str, Figure]:
+    """Headline: hits of the total for each rate the summary holds, in reading order."""
+    labels = {"cites_gold": "cites gold document", "states_figure": "states the figure",
+              "verification_full": "fully verified", "not_found_framed": "not-found framed"}
+    return {label: f"{summary[key]['hits']}/{summary[key]['total']}"
+            for key, label in labels.items() if key in summary}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -355,19 +372,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--distractors", type=int, default=50)
     parser.add_argument("--index", type=Path, default=None, help="reuse or keep the index in this folder")
     parser.add_argument("--demo", action="store_true", help="the demo questions over configs/demo_corpus")
+    parser.add_argument(
+        "--full-index",
+        type=Path,
+        default=None,
+        help="a prebuilt full-corpus index (read only): legal_qa_dev scored by its score_qa.py, then ours",
+    )
+    parser.add_argument("--label", default="in-sample (dev, tuned on)", help="how the figures may be read")
     args = parser.parse_args(argv)
+    if args.full_index:
+        from benchmarks.legal_qa_dev import run_full
+
+        return run_full(args.full_index, args.label, argv, _write)
     if args.demo:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         demo = run_demo(args.index)
-        result = {
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}",
-            "command": "python -m benchmarks.agent_quality --demo",
-            "threads": THREADS,
-            "runs": 1,
-            **demo,
-        }
-        _write("agent_quality_demo", result, demo_markdown(result))
+        # The demo questions were written with the demo corpus, and the agent was tuned on them.
+        result = Result(benchmark="agent_quality_demo", figures=figures(demo["summary"]), in_sample=True,
+                        data="fictional demo corpus, its 47 questions (whole pipeline, judge included)",
+                        command=command("agent_quality", argv),
+                        details={"threads": THREADS, "runs": 1, **demo})
+        _write(result, demo_markdown)
         return 0
     if not QUESTIONS.is_file() or not (CORPUS / "demo_subset.txt").is_file():
         print(
@@ -375,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from benchmarks.retrieval import bench_encoder
+    from benchmarks.retrieval_quality import bench_encoder
     from models.rerankers import FeatureReranker
     from retrieval.ingest import ingest
     from retrieval.retriever import Retriever
@@ -401,10 +426,8 @@ def main(argv: list[str] | None = None) -> int:
         agent = Agent(LocalRetrieverPort(retriever), EmbeddedWriter())
         rows = evaluate(agent, questions)
         chunks = sum(d.chunk_count for d in retriever.documents())
-    result = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}",
-        "command": "python -m benchmarks.agent_quality" + (" --quick" if args.quick else ""),
+    summary = summarize(rows)
+    details = {
         "threads": THREADS,
         "runs": 1,
         "index": {
@@ -414,10 +437,14 @@ def main(argv: list[str] | None = None) -> int:
             "chunks": chunks,
             "ingest_s": ingest_s,
         },
-        "summary": summarize(rows),
+        "summary": summary,
         "rows": rows,
     }
-    _write("agent_quality_quick" if args.quick else "agent_quality", result, markdown(result))
+    # The agent's planner and writer were tuned while reading these 44 questions' answers: in-sample.
+    result = Result(benchmark="agent_quality", figures=figures(summary), in_sample=True,
+                    data="44 questions over 53 real statutes (gold documents + distractors)",
+                    command=command("agent_quality", argv), details=details)
+    _write(result, markdown, quick=args.quick)
     return 0
 
 

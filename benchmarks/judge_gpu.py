@@ -26,24 +26,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as dt
 import functools
-import json
-import platform
 import random
 import statistics
-import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from benchmarks.harness import Figure, Result, command, machine_info, percentile, write_result
+from benchmarks.judge_gpu_batching import LABELS, collector_driver, fallback_collector, has_judge_batching
 from models.transformers_engine import TransformersEngine
 
-RESULTS = Path(__file__).resolve().parent / "results"
 SHAPES: dict[str, dict[str, Any]] = {
     "1.5b": dict(
         hidden_size=1536,
@@ -72,7 +69,6 @@ SHAPES: dict[str, dict[str, Any]] = {
 }
 # Plain batched forward and batch size 1 on one H200, from the issue: what a run should be compared with.
 REFERENCE_PAIRS_PER_S = {"1.5b": {"batched": 305, "bs1": 39}, "7b": {"batched": 78, "bs1": 49}}
-LABELS: tuple[str, str] = ("yes", "no")
 SPECIALS = ["<pad>", "<unk>", "<eos>", *LABELS]
 
 
@@ -158,81 +154,6 @@ def raw_prompt_judge(engine: TransformersEngine) -> Any:
     return RawPromptJudge()
 
 
-def collector_driver(judge: Any, args: argparse.Namespace) -> Callable[[list[Any]], Awaitable[Any]]:
-    """``run(items) -> (results, batch_sizes)``: concurrent callers, one item each at a time, batched."""
-    from judge.batching import BatchCollector
-
-    async def run(items: list[Any]) -> tuple[list[Any], list[int]]:
-        collector = BatchCollector(
-            judge,
-            max_batch_size=args.batch_size,
-            batch_wait_timeout_s=args.batch_wait_s,
-            max_concurrent_batches=2,
-        )
-        queue = list(items)
-
-        async def caller() -> list[Any]:
-            done = []
-            while queue:
-                done.append(await collector.submit(queue.pop()))
-            return done
-
-        results = [
-            r for part in await asyncio.gather(*(caller() for _ in range(args.concurrency))) for r in part
-        ]
-        await collector.aclose()
-        assert all(r.verdict != "unverified" for r in results), results[:3]
-        return results, list(collector.batch_sizes)
-
-    return run
-
-
-def has_judge_batching() -> bool:
-    try:
-        from judge.batching import BatchCollector  # noqa: F401
-        from judge.llm_judge import LLMJudge  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-async def fallback_collector(
-    engine: TransformersEngine, items: list[tuple[str, str]], args: argparse.Namespace
-) -> tuple[list[Any], list[int]]:
-    """Concurrent callers put (prefix, suffix) pairs on a queue; one loop sends what has gathered."""
-    queue: asyncio.Queue[tuple[tuple[str, str], asyncio.Future[Any]]] = asyncio.Queue()
-    sizes: list[int] = []
-
-    async def batcher() -> None:
-        while True:
-            batch = [await queue.get()]
-            end = time.monotonic() + args.batch_wait_s
-            while len(batch) < args.batch_size and (left := end - time.monotonic()) > 0:
-                try:
-                    batch.append(await asyncio.wait_for(queue.get(), left))
-                except TimeoutError:
-                    break
-            sizes.append(len(batch))
-            scored = await engine.classify_pairs([pair for pair, _ in batch], list(LABELS), role="judge")
-            for (_, future), result in zip(batch, scored, strict=True):
-                future.set_result(result)
-
-    pending = list(items)
-
-    async def caller() -> list[Any]:
-        done = []
-        while pending:
-            future = asyncio.get_running_loop().create_future()
-            await queue.put((pending.pop(), future))
-            done.append(await future)
-        return done
-
-    task = asyncio.create_task(batcher())
-    results = [r for part in await asyncio.gather(*(caller() for _ in range(args.concurrency))) for r in part]
-    task.cancel()
-    return results, sizes
-
-
 def judge_items(passages: list[str], segments: list[str]) -> list[Any]:
     from judge.types import JudgeItem, JudgePassage
 
@@ -278,7 +199,7 @@ def bench_model(shape: str, args: argparse.Namespace, device: torch.device, dtyp
             pairs,
             batch,
             [round(t, 4) for t in runs_s],
-            round(pairs / statistics.median(runs_s), 2),
+            round(pairs / percentile(runs_s, 0.5), 2),
             **kw,
         )
         rows.append(row)
@@ -374,19 +295,20 @@ def bench_model(shape: str, args: argparse.Namespace, device: torch.device, dtyp
 
 
 def machine(device: torch.device) -> dict[str, Any]:
-    import transformers
-
-    info: dict[str, Any] = {
-        "platform": platform.platform(),
-        "processor": platform.processor(),
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "device": str(device),
-    }
+    info = {**machine_info(), "device": str(device)}
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(device)
     return info
+
+
+def figures(details: dict[str, Any]) -> dict[str, Figure]:
+    """Headline per model shape: batched and dynamically batched pairs/s against batch 1."""
+    out: dict[str, Figure] = {}
+    for model in dict.fromkeys(r["model"] for r in details["results"]):
+        by = {r["mode"]: r["pairs_per_s"] for r in details["results"] if r["model"] == model}
+        shown = [f"{by[m]:,.0f} {m}" for m in ("bs1", "batched", "dynamic") if m in by]
+        out[f"{model} pairs/s"] = ", ".join(shown)
+    return out
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -437,33 +359,25 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rows += bench_model(shape.strip(), args, device, dtype)
         if device.type == "cuda":
             torch.cuda.empty_cache()  # the model went out of scope with bench_model
-    report = {
-        "benchmark": "judge_gpu",
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "command": " ".join(
-            [
-                Path(sys.executable).name,
-                "-m",
-                "benchmarks.judge_gpu",
-                *(sys.argv[1:] if argv is None else argv),
-            ]
-        ),
-        "machine": machine(device),
+    details = {
         "threads": torch.get_num_threads(),
         "runs": args.runs,
         "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
         "dtype": str(dtype),
         "results": [asdict(r) for r in rows],
     }
-    out = args.out or RESULTS / ("judge_gpu_tiny.json" if args.tiny else "judge_gpu.json")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    # --tiny is the CPU smoke run of the same code on tiny random weights: a record of its own.
+    name = "judge_gpu_tiny" if args.tiny else "judge_gpu"
+    data = f"random weights ({args.models} shapes), {args.prompt_tokens}-token prompts"
+    result = Result(benchmark=name, figures=figures(details), data=data, in_sample=False,
+                    command=command("judge_gpu", argv), details=details, machine=machine(device))
+    out = write_result(result, args.out)
     print(f"\n{'model':>6} {'mode':<17} {'pairs/s':>9} {'reference':>9}  note")
     for r in rows:
         ref = f"{r.reference_pairs_per_s:.0f}" if r.reference_pairs_per_s else "-"
         print(f"{r.model:>6} {r.mode:<17} {r.pairs_per_s:>9.1f} {ref:>9}  {r.note}")
     print(f"wrote {out}")
-    return report
+    return result.to_json()
 
 
 if __name__ == "__main__":

@@ -23,21 +23,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import platform
-import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import REPO, Figure, Result, command, percentile, write_result
 from judge.types import JudgeItem, JudgePassage, JudgeResult
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results" / "judge_pool.json"
 LEVELS = (1, 8, 32)
 ITEMS_PER_REQUEST = 6
 # Upper bounds of the replica's histogram (serve_app.metrics.BATCH_BUCKETS) as bins: "1", "2", "3-4", ...
@@ -219,15 +214,6 @@ def cumulative_from_sizes(sizes: Iterable[int]) -> dict[str, float]:
     return out
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    k = (len(ordered) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
 class Workload:
     """Request numbers never repeat within a run (so ``fresh`` requests stay new to every cache), and every
     result is checked against the in-process ``judge_batch`` verdicts of the same claims."""
@@ -296,6 +282,19 @@ def judge_pool_app(raw_config: dict[str, Any]) -> Any:
                "max_ongoing_requests": d.max_ongoing_requests}
     deployment: Any = JudgePoolDeployment  # a Ray Serve Deployment; mypy sees the decorated class
     return deployment.options(**options).bind(raw_config)
+
+
+def figures(details: dict[str, Any]) -> dict[str, Figure]:
+    """Headline: Ray's items/s over the in-process judge's, at the lowest and highest concurrency."""
+    ratios = details["items_per_s_ratio"]
+    out: dict[str, Figure] = {}
+    for workload in ("warm", "fresh"):
+        levels = sorted(ratios.get(workload, {}), key=int)
+        if levels:
+            lo, hi = levels[0], levels[-1]
+            low, high = ratios[workload][lo]["ray_over_direct"], ratios[workload][hi]["ray_over_direct"]
+            out[f"Ray / in-process items/s, {workload}, {lo}-{hi} requests"] = f"{low:.2f}-{high:.2f}x"
+    return out
 
 
 class Rows:
@@ -419,14 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         print(f"WARNING: {bad} requests came back with results unlike the in-process judge_batch")
     d = cfg.serve.deployment("JudgePool")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
-        "benchmark": "judge_pool", "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m benchmarks.judge_pool", *(sys.argv[1:] if argv is None else argv)]),
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                    "python": platform.python_version(), "ray": ray.__version__,
-                    "loadavg_before": [round(x, 2) for x in load_before],
-                    "loadavg_after": [round(x, 2) for x in os.getloadavg()]},
+    details = {
         "settings": {"engine": "embedded rule judge (judge.rules.RuleJudge)", "ray_init_num_cpus": 2,
                      "replica": {"num_replicas": d.num_replicas, "num_cpus": d.num_cpus,
                                  "max_ongoing_requests": d.max_ongoing_requests},
@@ -438,8 +430,13 @@ def main(argv: list[str] | None = None) -> int:
                      "workloads": {"warm": "the same 3 requests' claims repeat (judge caches hot)",
                                    "fresh": "every request's heading and passages are new text"},
                      "reported": "median run by items/s; batch histogram summed over all runs of a level"},
+        "loadavg_before": [round(x, 2) for x in load_before],
         "rows": rows.rows, "items_per_s_ratio": rows.ratios(),
-    }, indent=2) + "\n")
+    }
+    result = Result(benchmark="judge_pool", figures=figures(details),
+                    data="synthetic budget claims and passages (6 items a request)", in_sample=False,
+                    command=command("judge_pool", argv), details=details)
+    print(f"written to {write_result(result, quick=args.quick)}")
     return 0 if not bad else 1
 
 

@@ -3,8 +3,8 @@
     .venv/bin/python -m benchmarks.judge_rules [--quick] [--compare REF]
 
 The development set is built at run time from ../shared/data (or $ACEH_SHARED_DATA) by
-benchmarks/build_judge_dev.py and split by document into ``dev`` (looked at while writing the rules) and
-``heldout`` (never inspected); both are reported. IndoNLI pairs whose premise or hypothesis holds a figure
+benchmarks/datasets/build_judge_dev.py and split by document into ``dev`` (looked at while writing the rules)
+and ``heldout`` (never inspected); both are reported. IndoNLI pairs whose premise or hypothesis holds a figure
 are reported apart (entailment → supported, neutral/contradiction → unsupported). Speed is measured on one
 core (the process is pinned where the OS allows) for passages of about 300 characters, cold (nothing cached)
 and warm (passage already parsed, claim new), with the share of that time spent in Python's cyclic garbage
@@ -16,13 +16,11 @@ processes, alternating, same pairs. Writes benchmarks/results/judge_rules.json.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import gc
 import io
 import json
 import os
 import pickle
-import platform
 import statistics
 import subprocess
 import sys
@@ -33,14 +31,14 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks.build_judge_dev import build, data_dir
+from benchmarks.datasets.build_judge_dev import build, data_dir
+from benchmarks.harness import Figure, Result, command, percentile, write_result
 from judge import numbers, rules, textunits
 from judge.numbers import extract_figures
 from judge.rules import check_claim
 from judge.types import JudgePassage
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULT = ROOT / "benchmarks" / "results" / "judge_rules.json"
 EXPECTED = {
     "scale": {"scale_mismatch"},
     "digit": {"figure_mismatch"},
@@ -228,9 +226,9 @@ def measure_speed(items: list[dict[str, Any]], runs: int) -> dict[str, Any]:
         "passage_chars_mean": round(mean_chars, 1),
         "pairs_cold": 600,
         "pairs_warm": len(rest),
-        "cold_pairs_per_s": round(statistics.median(cold)),
-        "warm_pairs_per_s": round(statistics.median(warm)),
-        "warm_gc_share": round(statistics.median(gc_share), 3),
+        "cold_pairs_per_s": round(percentile(cold, 0.5)),
+        "warm_pairs_per_s": round(percentile(warm, 0.5)),
+        "warm_gc_share": round(percentile(gc_share, 0.5), 3),
         "runs": runs,
         "clock": "process CPU time",
     }
@@ -268,7 +266,7 @@ def compare_speed(items: list[dict[str, Any]], ref: str, rounds: int, runs: int)
     out: dict[str, Any] = {"ref": ref, "rounds": rounds, "runs_per_round": runs}
     for side, results in measured.items():
         out[side] = {
-            key: round(statistics.median(r[key] for r in results), 3 if key == "warm_gc_share" else None)
+            key: round(percentile([r[key] for r in results], 0.5), 3 if key == "warm_gc_share" else None)
             for key in ("cold_pairs_per_s", "warm_pairs_per_s", "warm_gc_share")
         }
         out[side]["warm_pairs_per_s_each"] = [r["warm_pairs_per_s"] for r in results]
@@ -323,25 +321,33 @@ def _table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def figures(details: dict[str, Any]) -> dict[str, Figure]:
+    """Headline: balanced accuracy on the generated set (dev and held-out documents), IndoNLI, warm speed."""
+    dev = details["dev_set"]
+    out: dict[str, Figure] = {
+        "balanced acc. dev / held-out": f"{dev['dev']['balanced_accuracy']} / "
+                                        f"{dev['heldout']['balanced_accuracy']}",
+    }
+    if "val" in details["indonli"]:
+        out["IndoNLI figure pairs"] = round(details["indonli"]["val"]["strict"]["balanced_accuracy"], 3)
+    out["warm pairs/s, 1 core"] = f"{details['speed']['warm_pairs_per_s']:,}"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small dev set, IndoNLI val only (< 60 s)")
     parser.add_argument("--compare", metavar="REF", help="also measure judge/ at this git revision")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     root = data_dir()
     if not (root / "apba_aceh_2025").exists() or not (root / "indo_legal_corpus").exists():
         print(f"shared data not found under {root}; nothing to measure", file=sys.stderr)
-        raise SystemExit(2)
+        return 2
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     started = time.time()
     items = build(root, quick=args.quick)
-    result: dict[str, Any] = {
-        "benchmark": "judge_rules",
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()} {os.cpu_count()} cores, {platform.processor() or 'cpu'}, "
-        f"Python {platform.python_version()}",
-        "command": "python -m benchmarks.judge_rules" + (" --quick" if args.quick else ""),
+    details: dict[str, Any] = {
         "threads": 1,
         "quick": args.quick,
         "dev_set": evaluate_dev(items),
@@ -349,17 +355,21 @@ def main() -> None:
         "speed": measure_speed(items, runs=1 if args.quick else 3),
     }
     if args.compare:
-        result["command"] += f" --compare {args.compare}"
-        result["speed_compare"] = compare_speed(items, args.compare, rounds=2, runs=1 if args.quick else 3)
-    result["seconds"] = round(time.time() - started, 1)
-    table = _table(result)
+        details["speed_compare"] = compare_speed(items, args.compare, rounds=2, runs=1 if args.quick else 3)
+    details["seconds"] = round(time.time() - started, 1)
+    table = _table(details)
     print(table)
-    result["table"] = table
-    path = RESULT.with_name("judge_rules_quick.json") if args.quick else RESULT
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    details["table"] = table
+    # The labels come from our own generator (build_judge_dev perturbs real figures in ways the rules were
+    # written against): a regression check of the rules, not an estimate of their quality on real claims.
+    result = Result(
+        benchmark="judge_rules", figures=figures(details), in_sample=True,
+        data="claims generated from real statutes and the APBA table (our labels); IndoNLI val",
+        command=command("judge_rules", argv), details=details)
+    path = write_result(result, quick=args.quick)
     print(f"→ {path.relative_to(ROOT)}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -17,25 +17,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
-import os
-import platform
 import random
 import sys
 import time
-from collections import Counter
 from collections.abc import AsyncIterator
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from benchmarks.harness import Figure, Result, command, write_result
+from benchmarks.loadtest_metrics import BenchmarkMetrics, Outcome, summarize
+
 ROUTES = ("/query/v2", "/query/v2/stream", "/query", "/search")
 TERMINAL_EVENTS = frozenset({"done", "error"})
-VERIFICATION_KINDS = ("full", "partial", "none")
 MAX_REQUESTS = 100_000  # a typo in --rate must not turn into a flood
 DRAIN_GRACE_S = 2.0
 
@@ -78,33 +75,7 @@ def poisson_arrivals(rate: float, duration: float, seed: int, *,
     return out
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    """Linear interpolation between closest ranks (numpy's default)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    lo, hi = math.floor(k), min(math.floor(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
 # ---------------------------------------------------------------------------- one request
-
-
-@dataclass
-class Outcome:
-    ok: bool
-    status: int | None  # HTTP status; None when no response came
-    error: str | None  # the key in the error table: "429", "timeout", "stream_error_500", ...
-    latency_s: float  # request sent -> response (or stream) complete
-    wait_s: float = 0.0  # scheduled arrival -> sent (the event loop's lag, or the concurrency cap)
-    waited_for_cap: bool = False
-    verification: str | None = None
-    fallback_used: bool | None = None
-    fallback_reason: str | None = None
-    first_delta_s: float | None = None  # stream: request sent -> first answer.delta frame
-    terminal_frames: int | None = None  # stream only
-    terminal_last: bool | None = None  # stream only: the last frame is a terminal one
 
 
 async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
@@ -196,76 +167,6 @@ async def send_one(client: httpx.AsyncClient, route: str, question: str, headers
     except ValueError:
         out.ok, out.error = False, "invalid_json"
     return out
-
-
-# ---------------------------------------------------------------------------- metrics
-
-
-@dataclass
-class BenchmarkMetrics:
-    route: str
-    sent: int
-    completed: int  # successful: 2xx, and for streams ended by exactly one `done`
-    failed: int
-    duration_s: float
-    throughput_rps: float  # completed / duration
-    goodput_rps: float  # completed within the SLO (counting any wait for the cap) / duration
-    slo_ms: float
-    slo_attainment: float | None  # completed within the SLO / sent
-    mean_latency_ms: float | None
-    p50_latency_ms: float | None
-    p95_latency_ms: float | None
-    p99_latency_ms: float | None
-    max_latency_ms: float | None
-    errors: dict[str, int]
-    verification: dict[str, int]
-    fallback_used: int
-    fallback_reasons: dict[str, int]
-    p50_first_delta_ms: float | None = None
-    p95_first_delta_ms: float | None = None
-    p99_first_delta_ms: float | None = None
-    streams: int = 0
-    streams_terminal_ok: int = 0
-    streams_all_terminal_ok: bool | None = None  # every stream ended with exactly one terminal frame
-    cap_waits: int = 0  # requests that waited for the concurrency cap
-    p95_wait_ms: float | None = None  # among the requests that waited for the cap
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-def _ms(value: float | None) -> float | None:
-    return None if value is None else round(value * 1000, 2)
-
-
-def summarize(outcomes: list[Outcome], duration_s: float, *, route: str, slo_ms: float,
-              sent: int | None = None) -> BenchmarkMetrics:
-    good = [o for o in outcomes if o.ok]
-    latencies = [o.latency_s for o in good]
-    within = sum(1 for o in good if (o.latency_s + o.wait_s) * 1000 <= slo_ms)
-    sent = len(outcomes) if sent is None else sent
-    deltas = [o.first_delta_s for o in good if o.first_delta_s is not None]
-    streams = [o for o in outcomes if o.terminal_frames is not None]
-    terminal_ok = sum(1 for o in streams if o.terminal_frames == 1 and o.terminal_last)
-    verification = Counter(o.verification for o in good if o.verification)
-    waits = [o.wait_s for o in outcomes if o.waited_for_cap]
-    return BenchmarkMetrics(
-        route=route, sent=sent, completed=len(good), failed=sent - len(good), duration_s=round(duration_s, 3),
-        throughput_rps=round(len(good) / duration_s, 3) if duration_s > 0 else 0.0,
-        goodput_rps=round(within / duration_s, 3) if duration_s > 0 else 0.0,
-        slo_ms=slo_ms, slo_attainment=round(within / sent, 4) if sent else None,
-        mean_latency_ms=_ms(sum(latencies) / len(latencies)) if latencies else None,
-        p50_latency_ms=_ms(percentile(latencies, 0.50)), p95_latency_ms=_ms(percentile(latencies, 0.95)),
-        p99_latency_ms=_ms(percentile(latencies, 0.99)), max_latency_ms=_ms(max(latencies, default=None)),
-        errors=dict(sorted(Counter(o.error for o in outcomes if o.error).items())),
-        verification={k: verification.get(k, 0) for k in VERIFICATION_KINDS}
-        | {k: v for k, v in verification.items() if k not in VERIFICATION_KINDS},
-        fallback_used=sum(1 for o in good if o.fallback_used),
-        fallback_reasons=dict(sorted(Counter(o.fallback_reason for o in good if o.fallback_reason).items())),
-        p50_first_delta_ms=_ms(percentile(deltas, 0.50)), p95_first_delta_ms=_ms(percentile(deltas, 0.95)),
-        p99_first_delta_ms=_ms(percentile(deltas, 0.99)),
-        streams=len(streams), streams_terminal_ok=terminal_ok,
-        streams_all_terminal_ok=(terminal_ok == len(streams)) if streams else None,
-        cap_waits=len(waits), p95_wait_ms=_ms(percentile(waits, 0.95)),
-    )
 
 
 # ---------------------------------------------------------------------------- runs
@@ -397,8 +298,11 @@ def format_table(m: dict[str, Any]) -> str:
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
 
-def machine_info() -> dict[str, Any]:
-    return {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version()}
+def figures(metrics: dict[str, Any]) -> dict[str, Figure]:
+    """Headline: latency quantiles, throughput and goodput of the completed requests."""
+    return {"p50 / p95 ms": f"{metrics['p50_latency_ms']} / {metrics['p95_latency_ms']}",
+            "req/s": metrics["throughput_rps"],
+            f"goodput under {metrics['slo_ms']:g} ms": metrics["goodput_rps"], "failed": metrics["failed"]}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -450,13 +354,12 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(result))
     if args.out:
         settings = {k: v for k, v in vars(args).items() if k not in ("api_key", "token")}
-        report = {"benchmark": "loadtest", "date": datetime.now(UTC).isoformat(timespec="seconds"),
-                  "command": "python -m benchmarks.loadtest " + " ".join(_redacted(argv or sys.argv[1:])),
-                  "machine": machine_info(), "settings": settings, "metrics": result}
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {out}")
+        record = Result(
+            benchmark="loadtest", figures=figures(result),
+            data=f"{args.questions} against {args.url}{args.route}", in_sample=False,
+            command=command("loadtest", _redacted(sys.argv[1:] if argv is None else argv)),
+            details={"settings": settings, "metrics": result})
+        print(f"wrote {write_result(record, args.out)}")
     return 0
 
 

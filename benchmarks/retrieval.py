@@ -18,217 +18,40 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
-import platform
 import random
 import resource
 import shutil
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from models.embeddings import DEFAULT_MAX_SEQ_LENGTH, Encoder, SentenceTransformerEncoder
+from benchmarks.harness import (
+    QUICK,
+    RECORD_FIELDS,
+    RESULTS,
+    Figure,
+    Result,
+    atomic_write,
+    command,
+    now,
+    percentile,
+    write_result,
+)
+from benchmarks.retrieval_quality import DATA, THREADS, bench_encoder, load_qa, quality
+from benchmarks.retrieval_report import markdown as report_markdown
+from models.embeddings import Encoder, SentenceTransformerEncoder
 from models.onnx_encoder import OnnxEncoder
-from models.rerankers import DEFAULT_WEIGHTS, FeatureReranker
+from models.rerankers import FeatureReranker
 from retrieval.fusion import rrf
 from retrieval.ingest import ingest
-from retrieval.retriever import DEFAULT_RRF_K, Retriever
+from retrieval.retriever import Retriever
 from retrieval.store import IncompatibleIndexError, IndexMissingError, read_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("ACEH_SHARED_DATA", ROOT / ".." / "shared" / "data"))
-RESULTS = ROOT / "benchmarks" / "results"
-# word pieces the encoder keeps: the service default unless ACEH_BENCH_SEQ says otherwise (experiments)
-ENCODER_SEQ = int(os.environ.get("ACEH_BENCH_SEQ", DEFAULT_MAX_SEQ_LENGTH))
-THREADS = 2
-
-
-QUANTIZE = os.environ.get("ACEH_BENCH_INT8", "1") == "1"  # the encoder's CPU default; 0 for float32
-# what runs the encoder: onnx (the service's CPU default) or torch (for side-by-side runs)
-RUNTIME = os.environ.get("ACEH_BENCH_RUNTIME", "onnx")
-
-
-def bench_encoder() -> Encoder:
-    """The service's CPU encoder (or the one ACEH_BENCH_RUNTIME / _SEQ / _INT8 ask for)."""
-    if RUNTIME == "torch":
-        return SentenceTransformerEncoder(max_seq_length=ENCODER_SEQ, num_threads=THREADS, quantize=QUANTIZE)
-    return OnnxEncoder(max_seq_length=ENCODER_SEQ, num_threads=THREADS, quantize=QUANTIZE)
-
-
-# -- quality ------------------------------------------------------------------------------------------------
-def load_qa(split: str) -> tuple[list[str], list[tuple[str, int]]]:
-    passages: dict[str, int] = {}
-    questions: dict[str, tuple[str, int]] = {}
-    for name in ("idk_mrc", "tydiqa_id_goldp"):
-        for item in json.loads((DATA / "qa_idk_mrc_tydiqa_id" / name / f"{split}.json").read_text()):
-            pid = passages.setdefault(item["context"].strip(), len(passages))
-            for qa in item["qas"]:
-                if not qa.get("is_impossible") and qa["id"] not in questions:
-                    questions[qa["id"]] = (qa["question"], pid)
-    return list(passages), list(questions.values())
-
-
-def metrics(ranked: list[list[int]], gold: list[int]) -> dict[str, float]:
-    out = {"recall@1": 0.0, "recall@5": 0.0, "recall@10": 0.0, "mrr@10": 0.0, "ndcg@10": 0.0}
-    for ranks, g in zip(ranked, gold):
-        pos = ranks.index(g) + 1 if g in ranks[:10] else None
-        if pos:
-            out["recall@1"] += pos <= 1
-            out["recall@5"] += pos <= 5
-            out["recall@10"] += 1
-            out["mrr@10"] += 1 / pos
-            out["ndcg@10"] += 1 / math.log2(pos + 1)
-    return {k: round(100 * v / len(gold), 2) for k, v in out.items()}
-
-
-def _passage_ranks(hits_lists: list[list[Any]]) -> list[list[int]]:
-    out = []
-    for hits in hits_lists:
-        seen: list[int] = []
-        for hit in hits:
-            pid = int(Path(hit.chunk.source).stem[1:])
-            if pid not in seen:
-                seen.append(pid)
-        out.append(seen)
-    return out
-
-
-def _build_qa_index(passages: list[str], work: Path, encoder: Encoder) -> Path:
-    corpus = work / "corpus"
-    corpus.mkdir(parents=True)
-    for i, text in enumerate(passages):
-        (corpus / f"p{i:05d}.txt").write_text(text + "\n", encoding="utf-8")
-    index = work / "index"
-    ingest([corpus], index, encoder=encoder, progress=True)
-    return index
-
-
-def _evaluate(retriever: Retriever, questions: list[tuple[str, int]]) -> dict[str, dict[str, float]]:
-    queries = [q for q, _ in questions]
-    gold = [g for _, g in questions]
-    out = {}
-    for label, kwargs in (
-        ("bm25", {"mode": "bm25"}),
-        ("dense", {"mode": "dense"}),
-        ("hybrid_rrf", {"rerank": False}),
-        ("hybrid_rerank", {}),
-    ):
-        hits = []
-        for start in range(0, len(queries), 64):
-            hits.extend(retriever.search_many(queries[start : start + 64], top_k=20, **kwargs))
-        out[label] = metrics(_passage_ranks(hits), gold)
-    return out
-
-
-def _tune(retriever: Retriever, questions: list[tuple[str, int]]) -> dict[str, Any]:
-    """RRF k and dense weight by grid, then reranker weights by coordinate ascent, all on MRR@10."""
-    queries = [q for q, _ in questions]
-    gold = [g for _, g in questions]
-    best: tuple[float, int, float] = (-1.0, 60, 1.0)
-    for k in (5, 10, 20, 60):
-        for w in (0.1, 0.2, 0.3, 0.5, 1.0):
-            retriever.rrf_k, retriever.weights["dense"] = k, w
-            hits = retriever.search_many(queries, top_k=20, rerank=False)
-            score = metrics(_passage_ranks(hits), gold)["mrr@10"]
-            if score > best[0]:
-                best = (score, k, w)
-    retriever.rrf_k, retriever.weights["dense"] = best[1], best[2]
-    candidates = retriever.search_many(queries, top_k=retriever.candidates, rerank=False, provenance=True)
-    reranker = retriever.reranker
-    assert isinstance(reranker, FeatureReranker)
-    feats = [reranker.features(q, hits) for q, hits in zip(queries, candidates)]
-    names = ["figures", "coverage", "proximity", "phrases", "dense", "bm25", "fused"]
-
-    def mrr(weights: dict[str, float]) -> float:
-        ranks = []
-        for hits, rows in zip(candidates, feats):
-            scores = [sum(weights[n] * row[n] for n in names) for row in rows]
-            order = sorted(range(len(hits)), key=lambda i: -scores[i])
-            ranks.append([hits[i] for i in order])
-        return metrics(_passage_ranks(ranks), gold)["mrr@10"]
-
-    weights = {n: DEFAULT_WEIGHTS[n] for n in names}
-    current = mrr(weights)
-    for _round in range(3):
-        for n in names:
-            for value in (0.0, 0.25, 0.5, 1.0, 2.0, 4.0):
-                trial = {**weights, n: value}
-                score = mrr(trial)
-                if score > current + 1e-9:
-                    weights, current = trial, score
-    return {
-        "rrf_k": best[1],
-        "dense_weight": best[2],
-        "rrf_mrr@10": best[0],
-        "reranker_weights": weights,
-        "rerank_mrr@10": current,
-    }
-
-
-def quality(quick: bool, tune: bool, work: Path) -> dict[str, Any]:
-    """Valid questions against the valid passages (the specified setting), and, unless quick, against the
-    train + valid passages pooled (about 20x more distractors, so Recall@10 is not saturated). With
-    ``tune``, fusion and reranker weights are first fitted on 1,000 train questions over that big pool."""
-    encoder = bench_encoder()
-    result: dict[str, Any] = {"encoder": encoder.name}
-    valid_passages, valid_questions = load_qa("valid")
-    if quick:
-        valid_questions = valid_questions[:200]
-    params: dict[str, Any] = {}
-    big: Retriever | None = None
-    big_questions: list[tuple[str, int]] = []
-    if not quick:
-        train_passages, train_questions = load_qa("train")
-        pool = list(dict.fromkeys(valid_passages + train_passages))
-        where = {text: i for i, text in enumerate(pool)}
-        big_questions = [(q, where[valid_passages[g]]) for q, g in valid_questions]
-        big = Retriever.load(
-            _build_qa_index(pool, work / "pool", encoder),
-            encoder=encoder,
-            reranker=FeatureReranker(),
-            candidates=50,
-        )
-        if tune:
-            sample = random.Random(7).sample(train_questions, 1000)
-            params = _tune(big, [(q, where[train_passages[g]]) for q, g in sample])
-            print("tuned on train:", json.dumps(params), file=sys.stderr)
-            result["tuning_train"] = {**params, "questions": len(sample), "passages": len(pool)}
-    reranker = FeatureReranker(params.get("reranker_weights"))
-    weights = {"dense": params["dense_weight"]} if params else None
-    rrf_k = params.get("rrf_k", DEFAULT_RRF_K)  # untuned: the service's defaults
-    retriever = Retriever.load(
-        _build_qa_index(valid_passages, work / "valid", encoder),
-        encoder=encoder,
-        reranker=reranker,
-        rrf_k=rrf_k,
-        weights=weights,
-        candidates=50,
-    )
-    result.update(
-        {
-            "passages": len(valid_passages),
-            "questions": len(valid_questions),
-            "rrf_k": rrf_k,
-            "weights": retriever.weights,
-            "reranker_weights": reranker.weights,
-            "valid": _evaluate(retriever, valid_questions),
-        }
-    )
-    if big is not None:
-        big.reranker, big.rrf_k, big.weights = reranker, rrf_k, retriever.weights
-        reranker.bind(big)
-        result["pooled"] = {
-            "passages": len(big.documents()),
-            "questions": len(big_questions),
-            "valid": _evaluate(big, big_questions),
-        }
-    return result
 
 
 # -- speed --------------------------------------------------------------------------------------------------
@@ -240,11 +63,10 @@ def _latency(fn: Any, items: list[Any], retriever: Retriever | None = None) -> d
         t = time.perf_counter()
         fn(item)
         times.append(time.perf_counter() - t)
-    arr = np.array(times) * 1000
     return {
-        "p50_ms": round(float(np.percentile(arr, 50)), 2),
-        "p95_ms": round(float(np.percentile(arr, 95)), 2),
-        "qps": round(len(times) / (arr.sum() / 1000), 1),
+        "p50_ms": round(percentile(times, 0.5) * 1000, 2),
+        "p95_ms": round(percentile(times, 0.95) * 1000, 2),
+        "qps": round(len(times) / sum(times), 1),
         "n": len(times),
     }
 
@@ -434,92 +256,40 @@ def encoder_check(rounds: int = 3) -> dict[str, Any]:
             out[name]["batch_texts_per_s"].append(round(len(texts) / (time.perf_counter() - t), 1))
     for name in encoders:
         for key in ("query_p50_ms", "batch_texts_per_s"):
-            out[name][f"{key}_median"] = float(np.median(out[name][key]))
+            out[name][f"{key}_median"] = percentile(out[name][key], 0.5)
     return out
 
 
-def _markdown(result: dict[str, Any]) -> str:
-    lines = [
-        f"# Retrieval benchmark\n\n`{result['command']}` on {result['machine']}, {result['threads']} torch "
-        f"threads, {result['date']}, one run.\n"
-    ]
-    q = result.get("quality")
-    if q:
-        if "run" in q:
-            lines.append(f"Quality measured by `{q['run'].get('command')}` at {q['run'].get('date')}.\n")
-        lines.append(
-            f"## Quality (IDK-MRC + TyDiQA-id valid: {q['passages']} pooled passages, {q['questions']} "
-            f"answerable questions; encoder {q['encoder']}; rrf_k={q['rrf_k']}, weights={q['weights']})\n"
-        )
-        lines.append("| stage | R@1 | R@5 | R@10 | MRR@10 | nDCG@10 |\n|---|---|---|---|---|---|")
-        for stage, m in q["valid"].items():
-            lines.append(
-                f"| {stage} | {m['recall@1']} | {m['recall@5']} | {m['recall@10']} | {m['mrr@10']} | "
-                f"{m['ndcg@10']} |"
-            )
-        if "pooled" in q:
-            pooled = q["pooled"]
-            lines.append(
-                f"\nSame questions, train + valid passages pooled ({pooled['passages']} passages):\n"
-            )
-            lines.append("| stage | R@1 | R@5 | R@10 | MRR@10 | nDCG@10 |\n|---|---|---|---|---|---|")
-            for stage, m in pooled["valid"].items():
-                lines.append(
-                    f"| {stage} | {m['recall@1']} | {m['recall@5']} | {m['recall@10']} | {m['mrr@10']} | "
-                    f"{m['ndcg@10']} |"
-                )
-        if "tuning_train" in q:
-            lines.append(f"\nTuned on a train sample: `{json.dumps(q['tuning_train'])}`\n")
-    s = result.get("speed")
-    if s:
-        if "run" in s:
-            lines.append(f"\nSpeed measured by `{s['run'].get('command')}` at {s['run'].get('date')}.")
-        lines.append(f"\n## Speed ({s['corpus']}: {s['documents']} documents, {s['chunks']} chunks)\n")
-        lines.append(
-            f"Ingest {s['ingest_s']} s ({s['docs_per_s']} docs/s, {s['chunks_per_s']} chunks/s), "
-            f"re-ingest unchanged {s['reingest_unchanged_s']} s, index {s['index_mb']} MB "
-            f"({s['dense_index']}), load {s['load_s']} s, peak RSS {s['peak_rss_mb']} MB.\n"
-        )
-        lines.append("| stage (single query) | p50 ms | p95 ms | queries/s |\n|---|---|---|---|")
-        for stage, m in s["stages_single"].items():
-            lines.append(f"| {stage} | {m['p50_ms']} | {m['p95_ms']} | {m['qps']} |")
-        p = s["peer"]
-        lines.append(f"| naive peer (rank_bm25 + numpy + RRF) | {p['p50_ms']} | {p['p95_ms']} | {p['qps']} |")
-        lines.append(
-            f"\nHybrid + rerank batched (32 per call): {s['hybrid_rerank_batched_qps']} queries/s; "
-            f"single-query speed-up over the peer: {s['speedup_qps_vs_peer']}x.\n"
-        )
-    n = result.get("numba")
-    if n:
-        lines.append(
-            f"\nbm25s backends (20,000 synthetic documents): numpy {n['numpy_ms_per_query']} ms/query; "
-            f"numba {n['numba_ms_per_query']} ms/query after a first query of {n['numba_first_query_s']} s "
-            "(JIT, paid by every new process), so the index uses numpy.\n"
-        )
-    e = result.get("encoders")
-    if e:
-        lines.append(
-            f"\n## CPU encoders side by side ({e['queries']} questions one at a time, {e['texts']} passages "
-            f"in batches, {e['rounds']} interleaved rounds, medians)\n"
-        )
-        if "run" in e:
-            lines.append(f"Measured by `{e['run'].get('command')}` at {e['run'].get('date')}.\n")
-        lines.append(
-            "| encoder | query p50 ms | passages/s | cosine to float32 (mean / min) |\n|---|---|---|---|"
-        )
-        for name in ("torch int8", "onnx int8"):
-            m = e[name]
-            lines.append(
-                f"| {name} | {m['query_p50_ms_median']} | {m['batch_texts_per_s_median']} | "
-                f"{m['cos_to_fp32_mean']} / {m['cos_to_fp32_min']} |"
-            )
-    notes = RESULTS / "retrieval_notes.md"  # written by hand: what the tables mean, and their caveats
-    if notes.is_file():
-        lines.append("\n" + notes.read_text(encoding="utf-8").rstrip())
-    return "\n".join(lines) + "\n"
+PARTS = ("quality", "speed", "encoders", "numba")
 
 
-def main() -> None:
+def figures(result: dict[str, Any]) -> dict[str, Figure]:
+    """Headline: hybrid + rerank against BM25 on valid questions, ingest time, query p50, the peer ratio."""
+    out: dict[str, Figure] = {}
+    if "quality" in result:
+        valid = result["quality"]["valid"]
+        best = valid.get("hybrid_rerank") or valid.get("hybrid")
+        if best and "bm25" in valid:
+            out["R@10 vs BM25"] = f"{best['recall@10']:.1f} / {valid['bm25']['recall@10']:.1f}"
+    if "speed" in result:
+        speed = result["speed"]
+        out["ingest"] = f"{speed['ingest_s']:.0f} s"
+        out["query p50"] = f"{speed['stages_single']['hybrid_rerank']['p50_ms']} ms"
+        out["vs naive peer"] = f"{speed['speedup_qps_vs_peer']}x"
+    return out
+
+
+def _record(result: dict[str, Any], argv: list[str] | None) -> Result:
+    """Parts measured by separate runs keep each run's date and command under ``run``; the record's date is
+    the newest part's."""
+    details = {k: v for k, v in result.items() if k not in RECORD_FIELDS}
+    dates = [v["run"]["date"] for v in details.values() if isinstance(v, dict) and "date" in v.get("run", {})]
+    return Result(benchmark="retrieval", figures=figures(details), in_sample=False,
+                  data="IDK-MRC + TyDiQA-id valid; legal corpus",
+                  command=command("retrieval", argv), details=details, date=max(dates, default=now()))
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -533,58 +303,54 @@ def main() -> None:
     parser.add_argument(
         "--merge", default=None, help="copy the parts of this results JSON in, redo the table"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not DATA.is_dir():
-        sys.exit(f"shared data not found at {DATA}")
+        print(f"shared data not found at {DATA}", file=sys.stderr)
+        return 2
     import torch
 
     torch.set_num_threads(THREADS)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out_path = RESULTS / (args.out or ("retrieval_quick.json" if args.quick else "retrieval.json"))
+    out_path = RESULTS / (args.out or "retrieval.json")
+    if args.quick and not args.out:
+        out_path = QUICK / "retrieval.json"
     result: dict[str, Any] = json.loads(out_path.read_text()) if out_path.exists() else {}
     # parts kept from an earlier run keep that run's command and date
-    for part in ("quality", "speed", "encoders"):
+    for part in PARTS:
         if part in result and "run" not in result[part]:
             result[part]["run"] = {k: result[k] for k in ("date", "command") if k in result}
+    this_run = {"date": now(), "command": command("retrieval", argv)}
+
+    def save() -> dict[str, Any]:
+        record = _record(result, argv)
+        write_result(record, out_path)
+        return record.to_json()
+
     if args.merge:
         # Parts measured by separate runs (quality and speed ran as two processes): keep each run's header.
         other = json.loads((RESULTS / args.merge).read_text())
-        for part in ("quality", "speed", "encoders"):
+        for part in PARTS:
             if part in other:
-                result[part] = {
-                    **other[part],
-                    "run": {k: other[k] for k in ("date", "command") if k in other},
-                }
-        out_path.write_text(json.dumps(result, indent=1, ensure_ascii=False))
-        (RESULTS / "retrieval.md").write_text(_markdown(result))
-        print(_markdown(result))
-        return
-    result.update(
-        {
-            "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "machine": f"{platform.machine()} {os.cpu_count()} cores, {platform.python_version()}",
-            "command": " ".join(["python -m benchmarks.retrieval", *sys.argv[1:]]),
-            "threads": THREADS,
-            "runs": 1,
-        }
-    )
-    if args.numba_check:
-        result["numba"] = numba_check()
-    if args.encoder_check:
-        result["encoders"] = encoder_check()
-    with tempfile.TemporaryDirectory(prefix="aceh-bench-") as tmp:
-        if args.part in ("quality", "all"):
-            result["quality"] = quality(args.quick, args.tune, Path(tmp))
-            (out_path).write_text(json.dumps(result, indent=1, ensure_ascii=False))
-        if args.part in ("speed", "all"):
-            keep = Path(args.keep_index) if args.keep_index else None
-            result["speed"] = speed(args.quick, Path(tmp), keep)
-    out_path.write_text(json.dumps(result, indent=1, ensure_ascii=False))
-    markdown = _markdown(result)
+                result[part] = {**other[part], "run": other[part].get("run") or
+                                {k: other[k] for k in ("date", "command") if k in other}}
+    else:
+        result.update({"threads": THREADS, "runs": 1})
+        if args.numba_check:
+            result["numba"] = {**numba_check(), "run": this_run}
+        if args.encoder_check:
+            result["encoders"] = {**encoder_check(), "run": this_run}
+        with tempfile.TemporaryDirectory(prefix="aceh-bench-") as tmp:
+            if args.part in ("quality", "all"):
+                result["quality"] = {**quality(args.quick, args.tune, Path(tmp)), "run": this_run}
+                save()
+            if args.part in ("speed", "all"):
+                keep = Path(args.keep_index) if args.keep_index else None
+                result["speed"] = {**speed(args.quick, Path(tmp), keep), "run": this_run}
+    markdown = report_markdown(save())
     if not args.quick:
-        (RESULTS / "retrieval.md").write_text(markdown)
+        atomic_write(RESULTS / "retrieval.md", markdown)
     print(markdown)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -11,24 +11,20 @@ server is not reachable; it runs in a schema of its own that is dropped afterwar
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import shutil
 import sqlite3
 import statistics
-import sys
 import tempfile
 import threading
 import time
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import Figure, Result, command, percentile, write_result
 from serve_app.store import Store
 
-RESULTS = Path(__file__).resolve().parent / "results" / "store.json"
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 
 
@@ -96,8 +92,8 @@ def run_backend(store: Store, *, threads: int, seconds: float) -> dict[str, Any]
     flat = sorted(x for per in latencies for x in per)
     exchanges = len(flat)
 
-    def pct(p: float) -> float:
-        return round(flat[min(len(flat) - 1, int(p * len(flat)))] * 1000, 2) if flat else float("nan")
+    def pct(q: float) -> float | None:
+        return round(percentile(flat, q) * 1000, 2) if flat else None
 
     return {
         "exchanges": exchanges,
@@ -110,6 +106,16 @@ def run_backend(store: Store, *, threads: int, seconds: float) -> dict[str, Any]
         "slowest_thread_exchanges": min(len(per) for per in latencies),
         "errors": errors[:5],
     }
+
+
+def figures(details: dict[str, Any]) -> dict[str, Figure]:
+    """Headline: messages/s and p95 per backend that ran."""
+    out: dict[str, Figure] = {}
+    for name, label in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL")):
+        r = details["results"].get(name, {})
+        if "messages_per_s" in r:
+            out[f"{label} messages/s (p95)"] = f"{r['messages_per_s']:,.0f} ({r['latency_ms']['p95']:.0f} ms)"
+    return out
 
 
 def _pg_available(url: str) -> str | None:
@@ -155,13 +161,8 @@ def main(argv: list[str] | None = None) -> int:
                 conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
             pg_store.close()
 
-    report = {
-        "benchmark": "store",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join([Path(sys.executable).name, "-m", "benchmarks.store", *(argv or sys.argv[1:])]),
-        "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-                    "cpu_count": os.cpu_count(), "python": platform.python_version(),
-                    "sqlite": sqlite3.sqlite_version, "postgresql": pg_version},
+    details = {
+        "sqlite_version": sqlite3.sqlite_version, "postgresql_version": pg_version,
         "threads": args.threads,
         "concurrent_conversations": args.threads,
         "seconds_per_backend": seconds,
@@ -169,8 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         "workload": "append_exchange: user message + v2 answer (~3 KB JSON, 5 claims) + 2 memory items",
         "results": results,
     }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    path = write_result(Result(benchmark="store", figures=figures(details), data="synthetic conversations",
+                               in_sample=False, command=command("store", argv), details=details),
+                        quick=args.quick)
 
     print(f"store writes, {args.threads} concurrent conversations, {seconds:g} s per backend, 1 run")
     header = f"{'backend':<12}{'messages/s':>12}{'exchanges':>11}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}"
@@ -182,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         lat = r["latency_ms"]
         print(f"{name:<12}{r['messages_per_s']:>12.1f}{r['exchanges']:>11}{lat['p50']:>9.2f}"
               f"{lat['p95']:>9.2f}{lat['p99']:>9.2f}  {len(r['errors'])}")
-    print(f"written to {RESULTS}")
+    print(f"written to {path}")
     return 0
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from retrieval.fusion import rrf
 from retrieval.legal import LegalRef, find_references, normalise_number
 from retrieval.lexical import LexicalIndex
 from retrieval.lexical import top_k as best_rows
+from retrieval.querying import corpus_query, diversify
 from retrieval.store import (
     check_encoder,
     chunk_from_row,
@@ -29,7 +29,7 @@ from retrieval.store import (
     read_manifest,
 )
 from retrieval.text import IndonesianAnalyzer
-from retrieval.types import Chunk, DocumentInfo, SearchHit
+from retrieval.types import Chunk, DocumentInfo, SearchHit, TableData
 
 MODES = ("hybrid", "bm25", "dense")
 QUERY_CACHE_SIZE = 4096
@@ -37,15 +37,7 @@ QUERY_CACHE_SIZE = 4096
 # English encoder on Indonesian text earns a low dense weight, and a small k trusts the top ranks.
 DEFAULT_RRF_K = 5
 DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.3, "legal": 1.0}
-
-
-@dataclass(frozen=True)
-class TableData:
-    """An ingested CSV/XLSX table: ``rows`` pairs each row's citable chunk id with its cells."""
-
-    columns: list[str]
-    rows: list[tuple[str, list[str]]]
-    name: str = ""
+DEFAULT_PER_DOCUMENT = 3  # places one document may hold in a result list while others remain
 
 
 class Retriever:
@@ -65,6 +57,7 @@ class Retriever:
         rrf_k: int,
         weights: dict[str, float] | None,
         candidates: int,
+        per_document: int = DEFAULT_PER_DOCUMENT,
     ) -> None:
         self.index_dir = index_dir
         self.manifest = manifest
@@ -84,6 +77,7 @@ class Retriever:
         self.rrf_k = rrf_k
         self.weights = {**DEFAULT_WEIGHTS, **(weights or {})}
         self.candidates = candidates
+        self.per_document = per_document
         self._local = threading.local()
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -109,6 +103,7 @@ class Retriever:
         rrf_k: int = DEFAULT_RRF_K,
         weights: dict[str, float] | None = None,
         candidates: int = 50,
+        per_document: int = DEFAULT_PER_DOCUMENT,
         use_gpu: bool = False,
     ) -> Retriever:
         """Open the index in ``index_dir``. Raises IndexMissingError when there is none, and
@@ -125,19 +120,13 @@ class Retriever:
         lexical = LexicalIndex.load(index_dir / "bm25")
         dense = DenseIndex.load(index_dir, use_gpu=use_gpu)
         return cls(
-            index_dir,
-            manifest,
-            documents,
-            chunks,
-            articles,
-            refs,
-            lexical,
-            dense,
+            index_dir, manifest, documents, chunks, articles, refs, lexical, dense,
             encoder=encoder,
             reranker=reranker,
             rrf_k=rrf_k,
             weights=weights,
             candidates=candidates,
+            per_document=per_document,
         )
 
     # -- corpus statistics (the reranker's CorpusStats) ---------------------------------------------------
@@ -179,7 +168,10 @@ class Retriever:
         """The ``top_k`` best chunks for ``query``, best first. ``document_ids`` limits the scope (unknown ids
         are ignored; none left gives no results). Chunks of a regulation or article the query names come
         first. ``score`` is the final score; ``stages`` (with ``provenance``) has each stage's rank and score.
-        ``mode="bm25"`` or ``"dense"`` runs one first stage alone; ``rerank=False`` stops at the fusion."""
+        ``mode="bm25"`` or ``"dense"`` runs one first stage alone; ``rerank=False`` stops at the fusion.
+        An English query reaches BM25 and the reranker with the Indonesian words of its lexicon terms added;
+        hybrid results keep at most ``per_document`` chunks of one document while others remain
+        (:mod:`retrieval.querying`)."""
         return self.search_many(
             [query], top_k=top_k, document_ids=document_ids, provenance=provenance, mode=mode, rerank=rerank
         )[0]
@@ -215,7 +207,8 @@ class Retriever:
                     ]
                 )
                 continue
-            bm25_scores = self.lexical.scores(self.analyze(query))
+            lexical_query = corpus_query(query)
+            bm25_scores = self.lexical.scores(self.analyze(lexical_query))
             bm25_idx, _ = best_rows(bm25_scores, depth, subset)
             if mode == "bm25":
                 results.append(
@@ -234,7 +227,8 @@ class Retriever:
             dense_idx = dense_lists[i][0]
             results.append(
                 self._hybrid(
-                    query, qvecs[i], bm25_scores, bm25_idx, dense_idx, subset, top_k, provenance, rerank
+                    query, lexical_query, qvecs[i], bm25_scores, bm25_idx, dense_idx, subset, top_k,
+                    provenance, rerank,
                 )
             )
         return results
@@ -268,6 +262,7 @@ class Retriever:
     def _hybrid(
         self,
         query: str,
+        lexical_query: str,
         qvec: np.ndarray,
         bm25_scores: np.ndarray,
         bm25_idx: np.ndarray,
@@ -305,7 +300,7 @@ class Retriever:
             }
             hits.append(SearchHit(self._chunks[j], float(fused_score), stages))
         if rerank and self.reranker is not None:
-            hits = self.reranker.rerank(query, hits)
+            hits = self.reranker.rerank(lexical_query, hits)
         if refs:
             # A named article or regulation is an exact request: its chunks come first
             tiers = [legal_match(refs, hit.chunk) for hit in hits]
@@ -318,7 +313,7 @@ class Retriever:
                 ),
             )
             hits = [hits[i] for i in order]
-        hits = hits[:k]
+        hits = diversify(hits, lambda h: h.chunk.document_id, self.per_document, k)
         if not provenance:
             hits = [SearchHit(h.chunk, h.score, {}) for h in hits]
         return hits

@@ -137,6 +137,11 @@ def read_manifest(index_dir: Path) -> dict[str, Any]:
     return manifest
 
 
+def indexed_sources(index_dir: Path) -> list[str]:
+    """The source (path relative to the ingested folder) of every document in the index."""
+    return [str(entry["source"]) for entry in read_manifest(index_dir)["sources"]]
+
+
 def check_encoder(manifest: dict[str, Any], name: str, dim: int, index_dir: Path) -> None:
     built = manifest.get("encoder") or {}
     if built.get("name") != name or built.get("dim") != dim:

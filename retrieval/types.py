@@ -83,3 +83,12 @@ class DocumentInfo:
     identity: DocumentIdentity
     source: str
     chunk_count: int
+
+
+@dataclass(frozen=True)
+class TableData:
+    """An ingested CSV/XLSX table: ``rows`` pairs each row's citable chunk id with its cells."""
+
+    columns: list[str]
+    rows: list[tuple[str, list[str]]]
+    name: str = ""

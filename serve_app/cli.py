@@ -41,6 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     ing.add_argument("paths", nargs="+")
     ing.add_argument("--index", help="index directory (default: ACEH_INDEX_DIR)")
     ing.add_argument("--no-progress", action="store_true")
+    ing.add_argument(
+        "--prune", action="store_true", help="also delete indexed documents whose source is not under PATHS"
+    )
 
     sub.add_parser("serve", help="start the Ray Serve graph on 127.0.0.1:$ACEH_PORT")
 
@@ -93,7 +96,7 @@ def cmd_ingest(cfg: AppConfig, args: argparse.Namespace) -> int:
 
     index_dir = Path(args.index) if args.index else cfg.resolve(cfg.index_dir)
     report = factory.ingest_paths(
-        cfg, [Path(p) for p in args.paths], index_dir, progress=not args.no_progress
+        cfg, [Path(p) for p in args.paths], index_dir, progress=not args.no_progress, prune=args.prune
     )
     print(report.summary())
     if report.failed and not (report.added or report.updated or report.unchanged):

@@ -72,6 +72,7 @@ class RetrievalConfig(_Strict):
     rrf_k: int = 5
     weights: dict[str, float] = Field(default_factory=lambda: {"bm25": 1.0, "dense": 0.3})
     candidates: int = 50
+    per_document: int = 3  # most chunks of one document in a result list while other documents remain
     reranker: Literal["embedded", "cross-encoder", "none"] = "embedded"
     reranker_path: str | None = None
     agent_top_k: int = 8

@@ -104,6 +104,7 @@ def build_retriever(cfg: AppConfig) -> Any:
             rrf_k=cfg.retrieval.rrf_k,
             weights=dict(cfg.retrieval.weights),
             candidates=cfg.retrieval.candidates,
+            per_document=cfg.retrieval.per_document,
         )
 
 
@@ -137,18 +138,38 @@ def ingest_paths(
 
 
 def ensure_index(cfg: AppConfig) -> None:
-    """``serve`` ingests ``ACEH_CORPUS`` when the index is missing or was built from other files. Ingest is
-    idempotent (unchanged files are skipped by content hash), and ``prune`` drops documents that are not
-    in the corpus, so running it at every start leaves a matching index untouched."""
+    """``serve`` with ``ACEH_CORPUS`` adds and updates its files in the index (unchanged files are skipped by
+    content hash); without it, an existing index is served as it is. Serve never deletes a document: an
+    index holding one whose source is not under ``ACEH_CORPUS`` is refused (``ingest --prune`` replaces)."""
     index_dir = cfg.resolve(cfg.index_dir)
     corpus = [cfg.resolve(p) for p in cfg.corpus]
     if corpus:
-        report = ingest_paths(cfg, corpus, index_dir, prune=True)
+        _refuse_foreign_documents(index_dir, corpus)
+        report = ingest_paths(cfg, corpus, index_dir)
         if getattr(report, "written", False) or report.failed:
             print(report.summary())
     elif not (index_dir / "manifest.json").is_file():
         raise _no_index(index_dir)
     check_index(cfg)
+
+
+def _refuse_foreign_documents(index_dir: Path, corpus: Sequence[Path]) -> None:
+    from retrieval.ingest import discover
+    from retrieval.store import indexed_sources
+
+    if not (index_dir / "manifest.json").is_file():
+        return
+    with _index_errors(index_dir):
+        indexed = indexed_sources(index_dir)
+    found = {source for _, source in discover(corpus)[0]}
+    foreign = sorted(set(indexed) - found)
+    if foreign:
+        paths = " ".join(str(p) for p in corpus)
+        raise ConfigError(
+            f"The index at {index_dir} holds {len(foreign)} document(s) that are not under ACEH_CORPUS "
+            f"(first: {foreign[0]}) and serve never deletes documents: unset ACEH_CORPUS to serve the index "
+            f"as it is, or run `aceh-rag ingest --prune {paths} --index {index_dir}` to replace its contents."
+        )
 
 
 def check_index(cfg: AppConfig) -> None:

@@ -57,6 +57,18 @@ NOT_FOUND_FRAMING = "Informasi tersebut tidak ditemukan dalam dokumen yang terse
 LEAD_IN_FRAMING = "Berikut yang tercantum dalam dokumen:"
 SUMMARY_LEAD_IN = "Berikut pokok-pokok isi dokumen tersebut:"
 GREETING_FRAMING = "Halo! Silakan ajukan pertanyaan tentang dokumen pemerintah yang tersedia."
+# The same framings for a question asked in English (facts and quotes stay as the documents write them).
+FRAMINGS_EN: dict[str, str] = {
+    NOT_FOUND_FRAMING: "That information was not found in the available documents.",
+    LEAD_IN_FRAMING: "Here is what the documents state:",
+    SUMMARY_LEAD_IN: "The main points of the document:",
+    GREETING_FRAMING: "Hello! Please ask a question about the available government documents.",
+}
+
+
+def framing_in(text: str, english: bool) -> str:
+    """A fixed framing in the question's language (Indonesian unless the question is English)."""
+    return FRAMINGS_EN.get(text, text) if english else text
 
 # Honest notes of the optional external tools, shown to the agent and written as framing when it answers
 # from other passages: a tool that is off or unreachable never yields a figure.

@@ -29,6 +29,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from judge.bilingual import english_to_indonesian
 from judge.lexicon import ACRONYMS, BILINGUAL
 from serve_app.tools_table import detect_operation
 from serve_app.tools_text import REGULATION_ID, content_terms, stem, words, years
@@ -100,37 +101,23 @@ _DOC_WORDS = frozenset(
     "qanun pergub perda perpres permen pp uu undang peraturan gubernur keputusan laporan statistik aceh "
     "nomor tahun the of".split()
 )
-# English words the judge's lexicon lacks (for questions asked in English), and a few Indonesian synonyms.
+# General words the lexicons lack: English units of time and share words, and Indonesian budget synonyms
+# (a budget table's ceiling column is its "pagu"). English terms of public finance and law come from the
+# judge's bilingual lexicon (judge.bilingual), never from the words of a particular table.
 _ENGLISH: dict[str, tuple[str, ...]] = {
-    "excavator": ("ekskavator",),
-    "bulldozer": ("buldoser",),
     "daily": ("hari",),
     "day": ("hari",),
-    "prevalence": ("prevalensi",),
-    "retribution": ("retribusi",),
+    "days": ("hari",),
+    "month": ("bulan",),
+    "months": ("bulan",),
+    "year": ("tahun",),
+    "years": ("tahun",),
     "rate": ("tingkat", "angka", "laju"),
-    "fee": ("tarif", "retribusi"),
-    "fees": ("tarif", "retribusi"),
-    "child": ("anak", "balita"),
-    "infant": ("bayi",),
-    "mortality": ("kematian",),
-    "death": ("kematian",),
     "percentage": ("persentase", "persen"),
-    "anggaran": ("pagu",),  # a budget table's ceiling column
+    "anggaran": ("pagu",),
     "pagu": ("anggaran",),
     "persentase": ("persen",),
     "persen": ("persentase",),
-    "nurse": ("perawat",),
-    "nurses": ("perawat",),
-    "doctor": ("dokter",),
-    "doctors": ("dokter",),
-    "midwife": ("bidan",),
-    "immunization": ("imunisasi",),
-    "immunisation": ("imunisasi",),
-    "coverage": ("cakupan",),
-    "cumulative": ("kumulatif",),
-    "line": ("garis",),
-    "companion": ("pendamping",),
 }
 _PASAL_ASKED = re.compile(r"(?i)\bPasal\s+(\d+[A-Z]?)\b")
 _AYAT_ASKED = re.compile(r"(?i)\bayat\s*\((\d+[a-z]?)\)")
@@ -183,6 +170,7 @@ class Query:
 
 def _term(raw: str, weight: float = 1.0, acronym: bool = False) -> Term:
     alts: list[tuple[str, ...]] = [(w,) for w in BILINGUAL.get(raw, ()) + _ENGLISH.get(raw, ())]
+    alts += [tuple(p.split()) for p in english_to_indonesian(raw) if (p,) not in alts]
     if raw in ACRONYMS:
         alts.append(ACRONYMS[raw])
     return Term(raw, stem(raw), weight, tuple(alts), acronym and 2 <= len(raw) <= 5)

@@ -157,3 +157,16 @@ def stem(word: str) -> str:
 
 def stems(text: str) -> list[str]:
     return [stem(w) for w in words(text)]
+
+
+# An amount whose integer part is still open ("Rp1.234.567." before an OCR space and "890.000,00"), and the
+# digit group that continues it: no sentence ends between the two (a cut there states a figure a million
+# times too small).
+_OPEN_AMOUNT = re.compile(r"(?<![\d,])\d{1,3}(?:\s?\.\s?\d{3})*\s?\.$")
+_AMOUNT_GOES_ON = re.compile(r"\d{1,3}(?:\s?[.,]\s?\d|\s\d{1,3}[.,]\d)")
+
+
+def amount_goes_on(before: str, line: str, pos: int) -> bool:
+    """Whether the text ``before`` a sentence boundary ends inside an amount that ``line`` continues at
+    ``pos`` (the boundary is an OCR space inside the amount's digit groups, not the end of a sentence)."""
+    return bool(_OPEN_AMOUNT.search(before)) and _AMOUNT_GOES_ON.match(line, pos) is not None

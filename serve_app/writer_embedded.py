@@ -27,8 +27,15 @@ from collections.abc import Mapping, Sequence
 
 from models.base import CallRecord
 from models.tokens import estimate_tokens
+from retrieval.querying import is_english
 from serve_app.budget import RequestBudget
-from serve_app.refusals import GREETING_FRAMING, LEAD_IN_FRAMING, NOT_FOUND_FRAMING, SUMMARY_LEAD_IN
+from serve_app.refusals import (
+    GREETING_FRAMING,
+    LEAD_IN_FRAMING,
+    NOT_FOUND_FRAMING,
+    SUMMARY_LEAD_IN,
+    framing_in,
+)
 from serve_app.segments import Passage, Segment
 from serve_app.tools_planner import FIGURES, Query, analyse
 from serve_app.tools_text import has_amount, words
@@ -267,15 +274,16 @@ class EmbeddedWriter(Writer):
     def segments(
         self, query: str, passages: Sequence[Passage], *, task: str = "answer", notices: Sequence[str] = ()
     ) -> list[Segment]:
+        english = is_english(query)
         if task == "chitchat":
-            return [Segment(GREETING_FRAMING, "framing", "paragraph")]
+            return [Segment(framing_in(GREETING_FRAMING, english), "framing", "paragraph")]
         units = extract_units(passages)
         if task == "summarize" and units:
-            return layout_segments(summarize(units, query), SUMMARY_LEAD_IN, notices)
+            return layout_segments(summarize(units, query), framing_in(SUMMARY_LEAD_IN, english), notices)
         asked = score_units(query, units)
         chosen = choose(units, asked)
         if not chosen:
             return [Segment(n, "framing", "paragraph") for n in notices] + [
-                Segment(NOT_FOUND_FRAMING, "framing", "paragraph")
+                Segment(framing_in(NOT_FOUND_FRAMING, english), "framing", "paragraph")
             ]
-        return layout_segments(chosen, LEAD_IN_FRAMING, notices)
+        return layout_segments(chosen, framing_in(LEAD_IN_FRAMING, english), notices)

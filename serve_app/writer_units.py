@@ -45,7 +45,7 @@ from serve_app.tools_planner import (
     expected_figure,
     query_terms,
 )
-from serve_app.tools_text import period_years, stem, title_acronyms, words
+from serve_app.tools_text import amount_goes_on, period_years, stem, title_acronyms, words
 
 __all__ = [
     "QUESTION_WORDS",
@@ -188,6 +188,8 @@ def _pieces(line: str) -> tuple[str, ...]:
         token = last.rstrip(".!?").lower()
         single = len(token) <= 1 and len(before.split()) <= 1
         if before.endswith(".") and (token in _ABBREVIATIONS or single):
+            continue
+        if amount_goes_on(before, line, m.end()):
             continue
         pieces.append(line[start : m.start()])
         start = m.end()

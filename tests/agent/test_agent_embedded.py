@@ -142,6 +142,20 @@ def test_split_units_keeps_verbatim_pieces() -> None:
     assert "Biaya Rp. 5.000 dibayar No. 3 kali." in units
 
 
+def test_split_units_never_cuts_inside_an_amount_with_ocr_spaces() -> None:
+    # OCR puts a space after a thousands dot; a sentence cut there would state a figure 10**6 times too small.
+    line = (
+        "Belanja Negara direncanakan sebesar Rp4.321.987. 654.000,00 (empat kuadriliun rupiah). "
+        "Pendapatan sebesar Rp 9 . 876.543. 2 10.000,00 dan seterusnya. "
+        "Jumlahnya Rp7.000,00. Pasal 9 berlaku."
+    )
+    units = split_units(line)
+    assert "Belanja Negara direncanakan sebesar Rp4.321.987. 654.000,00 (empat kuadriliun rupiah)." in units
+    assert any(u.startswith("Pendapatan sebesar Rp 9 . 876.543. 2 10.000,00") for u in units)
+    assert not any(u.endswith("Rp4.321.987.") for u in units)
+    assert "Pasal 9 berlaku." not in " ".join(units[:1])
+
+
 def test_list_item_is_written_under_its_lead_in() -> None:
     from serve_app.segments import Passage
 

@@ -96,7 +96,7 @@ def test_apba_line_item_restated_in_other_notations() -> None:
 def test_development_set_accuracy() -> None:
     if not (APBA.exists() and APBN_2023.exists()):
         pytest.skip("shared data absent")
-    from benchmarks.build_judge_dev import build
+    from benchmarks.datasets.build_judge_dev import build
 
     items = [i for i in build(DATA, quick=True) if i["split"] == "dev"]
     correct = {"supported": [0, 0], "unsupported": [0, 0]}

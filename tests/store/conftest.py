@@ -13,6 +13,8 @@ import pytest
 
 from serve_app.store import Store
 
+# Set by .ci/run: an unreachable PostgreSQL then fails its tests instead of skipping them.
+REQUIRE_POSTGRES = "ACEH_REQUIRE_POSTGRES"
 PG_URL = os.environ.get("ACEH_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
@@ -46,6 +48,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         yield Backend("sqlite", f"sqlite:///{tmp_path / 'store.db'}", None)
         return
     if not postgres_reachable():
+        if os.environ.get(REQUIRE_POSTGRES) == "1":
+            pytest.fail(f"PostgreSQL is not reachable at {PG_URL} and {REQUIRE_POSTGRES}=1: tests must run")
         pytest.skip(f"PostgreSQL is not reachable at {PG_URL}")
     schema = f"aceh_test_{uuid.uuid4().hex[:12]}"
     yield Backend("postgres", PG_URL, schema)

@@ -10,7 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from benchmarks.judge_dev_claims import (
+from benchmarks.datasets.judge_dev_claims import (
     FLIP_BOUNDS,
     FLIP_DIRECTIONS,
     ID_SCALES,
@@ -21,7 +21,7 @@ from benchmarks.judge_dev_claims import (
     natural_exp,
     percent_notations,
 )
-from benchmarks.judge_dev_common import add_item, split_of
+from benchmarks.datasets.judge_dev_common import add_item, split_of
 from judge.figure import Figure
 from judge.numbers import PERIOD_KINDS, figures_equal
 from judge.textunits import TextView, _sentences, build_view

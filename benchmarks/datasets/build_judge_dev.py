@@ -6,7 +6,7 @@ ingestion renders CSV tables). Each passage gets supported restatements (other n
 unsupported claims that change exactly one thing. Items are split by document (statute; SKPD for the APBA)
 into ``dev`` and ``heldout``: tune on dev only.
 
-    .venv/bin/python -m benchmarks.build_judge_dev [--quick] [--out .aceh/judge_dev.jsonl]
+    .venv/bin/python -m benchmarks.datasets.build_judge_dev [--quick] [--out .aceh/judge_dev.jsonl]
 
 The default output lies under the git-ignored .aceh/: the items quote the shared data, which is never
 committed. benchmarks/judge_rules.py builds the same set in memory and needs no file.
@@ -17,24 +17,23 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import random
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from benchmarks.judge_dev_claims import amount_notations, amount_perturbations, full
-from benchmarks.judge_dev_common import add_item, split_of
-from benchmarks.judge_dev_legal import legal_items
+from benchmarks.datasets.judge_dev_claims import amount_notations, amount_perturbations, full
+from benchmarks.datasets.judge_dev_common import add_item, split_of
+from benchmarks.datasets.judge_dev_legal import legal_items
+from benchmarks.harness import shared_data
 
 APBA_TITLE = "Qanun Aceh tentang Anggaran Pendapatan dan Belanja Aceh Tahun Anggaran 2025"
 APBA_YEAR = 2025
 
 
 def data_dir() -> Path:
-    env = os.environ.get("ACEH_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+    return shared_data()
 
 
 # --- APBA 2025 line items ------------------------------------------------------------

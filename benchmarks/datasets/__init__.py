@@ -1,0 +1,1 @@
+"""Builders of benchmark data sets: they read ../shared/data and build items; they measure nothing."""

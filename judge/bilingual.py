@@ -1,0 +1,375 @@
+"""A bilingual lexicon of general public-finance and legal terms, Indonesian ↔ English, with abbreviations.
+
+Used by the rule judge (English claims over Indonesian passages) and by retrieval (an English query expanded
+with the Indonesian words of the corpus). Every entry is a general term of Indonesian budget and statute
+language, not a phrase of any evaluation item; the Indonesian side of each stands in at least three statutes
+of ``indo_legal_corpus`` (tests/judge_rules/test_bilingual.py checks it when the corpus is present).
+
+Sources the English side follows: the English names the Ministry of Finance uses for budget terms in its
+English-language publications (Kemenkeu's "Financial Note" / Nota Keuangan summaries and the "APBN KiTa"
+English edition: State Budget, Non-Tax State Revenue, General and Special Allocation Fund, Revenue Sharing
+Fund, Village Fund, Budget Financing Surplus (SiLPA)); the tax names of the Directorate General of Taxes'
+English pages (Income Tax, Value Added Tax, Luxury-Goods Sales Tax, Stamp Duty, Tax Amnesty) and of the
+Directorate General of Customs and Excise (Import Duty, Export Duty, Excise); and the usual English renderings
+of legislative terms in the government's official translations of statutes (Law, Government Regulation,
+Article, Paragraph, Elucidation). They were written from those conventions as the author knows them, not
+copied from one document or checked entry by entry against it.
+
+Table format: ``indonesian[, variant…] [= ABBREVIATION] : english[; alternative…]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+_TABLE = """
+anggaran pendapatan dan belanja negara = APBN : state budget; state revenue and expenditure budget
+anggaran pendapatan dan belanja daerah = APBD : regional budget; regional revenue and expenditure budget
+anggaran pendapatan dan belanja negara perubahan = APBN-P : revised state budget
+anggaran : budget; appropriation
+tahun anggaran = TA : fiscal year; budget year
+pendapatan negara : state revenue; government revenue
+penerimaan negara : state revenue; state receipts
+pendapatan : revenue; income
+penerimaan : revenue; receipts; receipt
+penerimaan perpajakan : tax revenue; taxation revenue
+penerimaan pajak : tax revenue
+penerimaan negara bukan pajak = PNBP : non-tax state revenue; non-tax revenue
+bukan pajak : non-tax
+hibah : grant; grants
+belanja negara : state expenditure; state spending
+belanja : expenditure; spending; expenditures
+belanja pemerintah pusat : central government expenditure; central government spending
+belanja pegawai : personnel expenditure; employee expenditure; employee spending
+belanja barang : goods expenditure; material expenditure
+belanja modal : capital expenditure
+subsidi : subsidy; subsidies
+subsidi energi : energy subsidy; energy subsidies
+bantuan sosial : social assistance; social aid
+bantuan : assistance; aid
+pembayaran bunga utang : interest payments; debt interest payments
+transfer ke daerah : transfers to regions; regional transfers
+dana perimbangan : balancing fund; balancing funds
+dana alokasi umum = DAU : general allocation fund
+dana alokasi khusus = DAK : special allocation fund
+dana bagi hasil = DBH : revenue sharing fund; revenue-sharing fund
+bagi hasil : revenue sharing; profit sharing
+otonomi khusus = otsus : special autonomy
+dana otonomi khusus : special autonomy fund
+dana desa : village fund; village funds
+alokasi dana desa : village fund allocation
+pendapatan asli daerah = PAD : regional own-source revenue; local own-source revenue; own-source revenue
+pajak daerah : regional tax; local tax; regional taxes
+retribusi daerah : regional levy; regional levies; regional user charges
+retribusi : levy; levies; user charge
+pajak kendaraan bermotor = PKB : motor vehicle tax
+bea balik nama kendaraan bermotor = BBNKB : motor vehicle title transfer fee; motor vehicle transfer fee
+bea perolehan hak atas tanah dan bangunan = BPHTB : land and building acquisition duty; land title duty
+pajak bumi dan bangunan = PBB : land and building tax; property tax
+pajak penghasilan = PPh : income tax
+pajak pertambahan nilai = PPN : value added tax; value-added tax; vat
+pajak penjualan atas barang mewah = PPnBM : luxury goods sales tax; sales tax on luxury goods
+bea meterai : stamp duty
+bea masuk : import duty; import duties
+bea keluar : export duty; export duties
+cukai : excise
+kepabeanan : customs
+pajak : tax; taxes
+perpajakan : taxation; tax
+wajib pajak : taxpayer; taxpayers
+pengampunan pajak : tax amnesty
+harta : assets; wealth
+surat pemberitahuan = SPT : tax return; notification letter
+nomor pokok wajib pajak = NPWP : taxpayer identification number
+tarif : rate; tariff
+dasar pengenaan pajak : tax base
+objek pajak : tax object; taxable object
+subjek pajak : tax subject
+pembiayaan : financing
+pembiayaan anggaran : budget financing
+defisit : deficit
+surplus : surplus
+defisit anggaran : budget deficit
+sisa lebih pembiayaan anggaran = SiLPA : budget financing surplus; excess of budget financing
+saldo anggaran lebih = SAL : excess budget balance; budget surplus balance
+utang : debt; debts
+pinjaman : loan; loans; borrowing
+pinjaman luar negeri : foreign loan; foreign loans; foreign borrowing
+pinjaman dalam negeri : domestic loan; domestic loans; domestic borrowing
+surat berharga negara = SBN : government securities; state securities
+surat utang negara = SUN : government bonds; government debt securities
+surat berharga syariah negara = SBSN : government sharia securities; sovereign sukuk
+penyertaan modal negara = PMN : state capital participation; state equity participation
+badan usaha milik negara = BUMN : state-owned enterprise; state-owned enterprises
+badan usaha milik daerah = BUMD : regionally owned enterprise; region-owned enterprise
+badan layanan umum = BLU : public service agency
+produk domestik bruto = PDB : gross domestic product; gdp
+pertumbuhan ekonomi : economic growth
+inflasi : inflation
+nilai tukar : exchange rate
+suku bunga : interest rate
+bunga : interest
+minyak bumi : crude oil; oil; petroleum
+gas bumi : natural gas; gas
+minyak mentah : crude oil
+lifting : lifting
+asumsi dasar ekonomi makro : basic macroeconomic assumptions; macroeconomic assumptions
+bendahara umum negara = BUN : state general treasurer
+keuangan negara : state finances; public finance
+kekayaan negara : state assets; state wealth
+barang milik negara = BMN : state property; state-owned assets
+barang milik daerah = BMD : regional property; region-owned assets
+perbendaharaan negara : state treasury
+kas negara : state treasury; state cash
+laporan keuangan : financial statements; financial report
+pertanggungjawaban : accountability; accountability report
+badan pemeriksa keuangan = BPK : audit board; supreme audit board
+pemeriksaan : audit; examination; inspection
+pengawasan : supervision; oversight
+intern : internal
+ekstern : external
+dewan perwakilan rakyat = DPR : house of representatives
+dewan perwakilan rakyat daerah = DPRD : regional house of representatives; regional legislative council
+dewan perwakilan daerah = DPD : regional representative council
+pemerintah pusat : central government
+pemerintah daerah : regional government; local government
+pemerintah : government
+daerah : region; regional; regions; local
+provinsi : province; provincial; provinces
+kabupaten : regency; regencies
+kota : city; municipality; cities
+desa : village; villages
+kecamatan : subdistrict; sub-district
+negara : state; country; national
+nasional : national
+pusat : central
+kementerian : ministry
+menteri : minister
+menteri keuangan : minister of finance; finance minister
+lembaga : institution; agency
+badan : agency; body; board
+presiden : president
+gubernur : governor
+bupati : regent
+walikota : mayor
+undang-undang = UU : law; act; statute
+peraturan pemerintah = PP : government regulation
+peraturan pemerintah pengganti undang-undang = Perppu : government regulation in lieu of law
+peraturan presiden = Perpres : presidential regulation
+peraturan menteri : ministerial regulation
+peraturan daerah = Perda : regional regulation
+keputusan presiden = Keppres : presidential decree
+pasal : article
+ayat : paragraph; clause
+huruf : letter; point
+lampiran : annex; appendix; attachment
+penjelasan : elucidation; explanation
+ketentuan : provision; provisions
+ketentuan peralihan : transitional provisions
+ketentuan pidana : criminal provisions
+sanksi administratif : administrative sanction; administrative sanctions
+sanksi : sanction; sanctions; penalty
+denda : fine; fines; penalty
+pidana penjara : imprisonment; prison sentence
+pidana denda : criminal fine
+jangka waktu : period; time limit; term
+biaya : cost; costs; fee
+imbalan : fee; compensation; reward
+gaji : salary; salaries
+tunjangan : allowance; allowances
+pensiun : pension; pensions
+pegawai negeri sipil = PNS : civil servant; civil servants
+aparatur sipil negara = ASN : state civil apparatus; civil servants
+pelayanan publik : public service; public services
+pendidikan : education
+kesehatan : health
+jaminan sosial : social security
+infrastruktur : infrastructure
+kemiskinan : poverty
+pengangguran : unemployment
+penduduk : population; residents
+bahan bakar minyak = BBM : fuel; fuel oil
+listrik : electricity
+sumber daya alam : natural resources
+pertambangan : mining
+kehutanan : forestry
+perikanan : fisheries
+panas bumi : geothermal
+dividen : dividend; dividends
+bagian laba : profit share; share of profit
+ekspor : export; exports
+impor : import; imports
+penanaman modal : investment; capital investment
+investasi : investment
+modal : capital
+kredit : credit
+kebijakan fiskal : fiscal policy
+risiko fiskal : fiscal risk
+kapasitas fiskal : fiscal capacity
+pengelolaan keuangan : financial management
+kewajiban : liability; liabilities; obligation
+aset : asset; assets
+ekuitas : equity
+cadangan : reserve; reserves
+pagu : ceiling; budget ceiling
+realisasi : realization; realisation
+perubahan : amendment; revision; change
+data pribadi : personal data
+pelindungan : protection
+perlindungan : protection
+haji : hajj
+ibadah haji : hajj pilgrimage; hajj
+umrah : umrah; umrah pilgrimage
+jemaah : pilgrims; congregation
+transfer : transfer; transfers
+penyaluran : disbursement; distribution
+pencairan : disbursement; withdrawal
+"""
+
+_SPACE_RE = re.compile(r"\s+")
+_WORD_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One lexicon entry: the Indonesian phrase, its standard English names, its abbreviation if any."""
+
+    indonesian: str
+    english: tuple[str, ...]
+    abbreviation: str | None = None
+
+
+def _norm(text: str) -> str:
+    return _SPACE_RE.sub(" ", text.strip().lower())
+
+
+def _parse(table: str) -> tuple[Term, ...]:
+    terms = []
+    for line in table.strip().splitlines():
+        left, _, right = line.partition(" : ")
+        indonesian, _, abbreviation = left.partition(" = ")
+        english = tuple(_norm(e) for e in right.split(";") if e.strip())
+        terms.append(Term(_norm(indonesian), english, abbreviation.strip() or None))
+    return tuple(terms)
+
+
+TERMS: tuple[Term, ...] = _parse(_TABLE)
+
+
+def _index() -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str], dict[str, str]]:
+    to_id: dict[str, list[str]] = {}
+    to_en: dict[str, list[str]] = {}
+    abbreviations: dict[str, str] = {}
+    abbreviation_of: dict[str, str] = {}
+    for term in TERMS:
+        for english in term.english:
+            to_id.setdefault(english, []).append(term.indonesian)
+        to_en.setdefault(term.indonesian, []).extend(term.english)
+        if term.abbreviation:
+            abbreviations[term.abbreviation.lower()] = term.indonesian
+            abbreviation_of[term.indonesian] = term.abbreviation
+    return to_id, to_en, abbreviations, abbreviation_of
+
+
+_TO_ID, _TO_EN, _ABBREVIATIONS, _ABBREVIATION_OF = _index()
+_LOWER_ABBREVIATIONS = frozenset(t.abbreviation for t in TERMS if t.abbreviation and t.abbreviation.islower())
+_LONGEST = max(len(key.split()) for key in [*_TO_ID, *_TO_EN])
+
+
+def _singular(phrase: str) -> str:
+    """English plural of the last word dropped ("allocation funds" → "allocation fund"); lookups only."""
+    if phrase.endswith("ies") and len(phrase) > 4:
+        return phrase[:-3] + "y"
+    if phrase.endswith("s") and not phrase.endswith("ss") and len(phrase) > 3:
+        return phrase[:-1]
+    return phrase
+
+
+def english_to_indonesian(term: str) -> list[str]:
+    """The Indonesian phrases for an English term ("general allocation fund" → ["dana alokasi umum"]);
+    a final plural is tried singular too. Empty when the term is not in the lexicon."""
+    key = _norm(term)
+    found = _TO_ID.get(key) or _TO_ID.get(_singular(key)) or []
+    return list(dict.fromkeys(found))
+
+
+def indonesian_to_english(term: str) -> list[str]:
+    """The standard English names of an Indonesian term or an abbreviation ("DAU" → the fund's name)."""
+    key = _norm(term)
+    key = _ABBREVIATIONS.get(key, key)
+    return list(_TO_EN.get(key, ()))
+
+
+def expand_abbreviation(abbreviation: str) -> str | None:
+    """The Indonesian expansion of an abbreviation ("APBN" → "anggaran pendapatan dan belanja negara")."""
+    return _ABBREVIATIONS.get(_norm(abbreviation))
+
+
+def abbreviation_of(term: str) -> str | None:
+    """The usual abbreviation of an Indonesian term, as written ("dana alokasi umum" → "DAU")."""
+    return _ABBREVIATION_OF.get(_norm(term))
+
+
+@dataclass(frozen=True, slots=True)
+class PhraseMatch:
+    """A lexicon phrase found in a token sequence: tokens[start:end], in ``language``, and its equivalents
+    in the other language (an abbreviation's equivalents are its Indonesian expansion and English names)."""
+
+    start: int
+    end: int
+    language: str  # "id", "en" or "abbr"
+    equivalents: tuple[str, ...]
+
+
+@lru_cache(maxsize=8192)
+def _lookup(phrase: str, written: str) -> tuple[str, tuple[str, ...]] | None:
+    # an abbreviation counts as written in capitals ("SUN", "PAD"), or in lower case when that is its usual
+    # form ("otsus"): "sun" and "pad" in an English text are words
+    if (
+        phrase in _ABBREVIATIONS
+        and " " not in phrase
+        and (written != phrase or phrase in _LOWER_ABBREVIATIONS)
+    ):
+        expansion = _ABBREVIATIONS[phrase]
+        return "abbr", (expansion, *_TO_EN.get(expansion, ()))
+    if phrase in _TO_EN:
+        return "id", tuple(_TO_EN[phrase])
+    found = _TO_ID.get(phrase) or _TO_ID.get(_singular(phrase))
+    if found:
+        return "en", tuple(dict.fromkeys(found))
+    return None
+
+
+def find_phrases(tokens: Sequence[str]) -> list[PhraseMatch]:
+    """Lexicon phrases in ``tokens`` (lower-case words), longest first from left to right, not overlapping."""
+    words = [token.lower() for token in tokens]
+    matches = []
+    index = 0
+    while index < len(words):
+        for size in range(min(_LONGEST, len(words) - index), 0, -1):
+            found = _lookup(" ".join(words[index : index + size]), tokens[index] if size == 1 else "")
+            if found is not None:
+                matches.append(PhraseMatch(index, index + size, found[0], found[1]))
+                index += size
+                break
+        else:
+            index += 1
+    return matches
+
+
+def expand_tokens(tokens: Sequence[str]) -> list[str]:
+    """``tokens`` followed by the words of every equivalent of the lexicon phrases found in them: an English
+    query gains the Indonesian words of the corpus, an Indonesian one the English names, an abbreviation its
+    expansion. Order is kept and no word is added twice."""
+    out = list(tokens)
+    seen = {token.lower() for token in tokens}
+    for match in find_phrases(tokens):
+        for equivalent in match.equivalents:
+            for word in _WORD_RE.findall(equivalent):
+                if word not in seen:
+                    seen.add(word)
+                    out.append(word)
+    return out

@@ -1,0 +1,83 @@
+"""What the first stages and the reranker read of a query, and how the final list keeps documents in view.
+
+* Cross-lingual: the corpus is Indonesian. An English question gains the Indonesian words of every lexicon
+  phrase it contains (``judge.bilingual``, general public-finance and legal terms: "capital expenditure" →
+  "belanja modal", "special autonomy" → "otonomi khusus"), so BM25 and the feature reranker can match the
+  statutes' words. The dense stage keeps the question as asked: a multilingual encoder
+  (``retrieval.encoder`` in the config) reads English directly.
+* Diversity: several chunks of one statute often outrank every other statute (a long budget law repeats its
+  terms in each article). The final list lets each document hold at most ``per_document`` places until the
+  other candidates run out, so the top 10 keeps other documents in view; the order within a document and
+  between documents is the ranker's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from judge.bilingual import find_phrases
+
+_WORD_RE = re.compile(r"[\w-]+")
+_GLOSS_RE = re.compile(r"\([^)]*\)")  # "(Belanja Negara)": the Indonesian name an English question quotes
+# Function and question words: which language a question is asked in (names and glosses say nothing).
+_EN_WORDS = frozenset(
+    "what which who whom how much many does did do is are was were the of in for to under according by "
+    "from with and or that this be been has have its their at on".split()
+)
+_ID_WORDS = frozenset(
+    "berapa berapakah apa apakah siapa bagaimana kapan mengapa yang dan di dari untuk dalam menurut pada "
+    "dengan atau oleh ke adalah tentang sebesar saja itu ini".split()
+)
+_T = TypeVar("_T")
+
+
+def is_english(query: str) -> bool:
+    """True when more English than Indonesian function words stand outside parentheses."""
+    words = [w.lower() for w in _WORD_RE.findall(_GLOSS_RE.sub(" ", query))]
+    english = sum(w in _EN_WORDS for w in words)
+    return english >= 2 and english > sum(w in _ID_WORDS for w in words)
+
+
+def corpus_query(query: str) -> str:
+    """``query`` for the lexical stage and the reranker: an English question followed by the Indonesian
+    equivalents of its lexicon phrases (English names are not added to Indonesian questions: the corpus
+    has none). Any other question is returned as is."""
+    tokens = _WORD_RE.findall(query)
+    if not tokens or not is_english(query):
+        return query
+    seen = {t.lower() for t in tokens}
+    added: list[str] = []
+    for match in find_phrases(tokens):
+        if match.language == "id":
+            continue
+        # an English phrase maps to Indonesian phrases; an abbreviation to its expansion and English names
+        equivalents = match.equivalents[:1] if match.language == "abbr" else match.equivalents
+        for phrase in equivalents:
+            for word in _WORD_RE.findall(phrase.lower()):
+                if word not in seen:
+                    seen.add(word)
+                    added.append(word)
+    return f"{query} {' '.join(added)}" if added else query
+
+
+def diversify(items: Sequence[_T], document_of: Callable[[_T], str], per_document: int, k: int) -> list[_T]:
+    """The first ``k`` of ``items`` (best first) with at most ``per_document`` per document while others
+    remain; the passed-over items fill any places left, in their order. ``per_document < 1`` keeps the
+    order as is."""
+    if per_document < 1:
+        return list(items[:k])
+    kept: list[_T] = []
+    later: list[_T] = []
+    count: dict[str, int] = {}
+    for item in items:
+        doc = document_of(item)
+        if count.get(doc, 0) < per_document:
+            count[doc] = count.get(doc, 0) + 1
+            kept.append(item)
+        else:
+            later.append(item)
+        if len(kept) == k:
+            break
+    return (kept + later)[:k] if len(kept) < k else kept

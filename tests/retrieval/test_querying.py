@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from retrieval.querying import corpus_query, diversify, is_english
+
+
+def test_english_question_gains_the_indonesian_words_of_its_lexicon_terms() -> None:
+    query = "How much capital expenditure does the regional budget plan?"
+    assert is_english(query)
+    expanded = corpus_query(query)
+    assert expanded.startswith(query)
+    assert {"belanja", "modal", "anggaran", "daerah"} <= set(expanded.split())
+
+
+def test_indonesian_question_and_quoted_names_stay_as_asked() -> None:
+    for query in ("Berapa belanja modal dalam APBD 2020?", "Berapa anggaran (state budget) untuk jalan?"):
+        assert not is_english(query)
+        assert corpus_query(query) == query
+    # an Indonesian name quoted in an English question does not make it Indonesian
+    assert is_english("What does the law say about (Belanja Pegawai Daerah) in the budget?")
+
+
+def test_diversify_keeps_other_documents_in_view() -> None:
+    items = [("a", 1), ("a", 2), ("a", 3), ("a", 4), ("b", 5), ("c", 6)]
+    picked = diversify(items, lambda x: x[0], 2, 4)
+    assert picked == [("a", 1), ("a", 2), ("b", 5), ("c", 6)]
+    # places left over go to the passed-over items, in their order
+    expected = [("a", 1), ("a", 2), ("b", 5), ("c", 6), ("a", 3), ("a", 4)]
+    assert diversify(items, lambda x: x[0], 2, 6) == expected
+    assert diversify(items, lambda x: x[0], 0, 3) == items[:3]
