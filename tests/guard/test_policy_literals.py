@@ -38,7 +38,7 @@ GENERAL_IN_STATUTES = 3
 _WORD = re.compile(r"[0-9a-z]+(?:'[0-9a-z]+)*")
 _REPEATS = re.compile(r"([a-z])\1+")
 
-pytestmark = pytest.mark.data
+_REPEATS_OPS = (_c.MAX_REPEAT, _c.MIN_REPEAT)
 
 
 def words(text: str) -> tuple[str, ...]:
@@ -112,7 +112,7 @@ def _runs(sub: Any, found: set[str]) -> None:
         # An optional letter or literal group ("responses?", "(?:pulang )?"), a one-branch group: inline.
         if op is _c.SUBPATTERN and not any(o is _c.BRANCH for o, _ in av[3]):
             inner = _literal_strings(av[3])
-        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and av[1] <= 1 and not any(o is _c.BRANCH for o, _ in av[2]):
+        elif op in _REPEATS_OPS and av[1] <= 1 and not any(o is _c.BRANCH for o, _ in av[2]):
             inner = _literal_strings(av[2])
             inner = None if inner is None else inner | ({""} if av[0] == 0 else set())
         else:
@@ -257,6 +257,7 @@ def test_literal_extraction_reads_the_file_as_written() -> None:
     }
 
 
+@pytest.mark.data
 def test_no_rule_literal_is_copied_from_a_dev_item() -> None:
     if not (TWEETS.is_file() and JAILBREAK.is_dir() and STATUTES.is_dir()):
         pytest.skip(f"shared data not found at {DATA}")
