@@ -44,13 +44,14 @@ class SetResult:
 
 
 def figures(summary: dict[str, Any]) -> dict[str, Figure]:
-    """Headline: held-out recall and false positives, and the slowest check's p50."""
-    held = summary["held_out"]
-    return {"jailbreak recall": round(held["jailbreak_recall"], 3),
-            "SARA recall": round(held["sara_recall"], 3),
-            "false positives, questions / tweets":
+    """Headline: held-out recall and false positives first, then the dev part, then the slowest p50."""
+    held, dev = summary["held_out"], summary["dev"]
+    return {"held-out jailbreak / SARA recall": f"{held['jailbreak_recall']:.3f} / {held['sara_recall']:.3f}",
+            "held-out false positives, questions / tweets":
                 f"{held['benign_question_fp']:.3f} / {held['sara_clean_fp']:.3f}",
-            "slowest check p50": f"{summary['latency']['p50_ms_max']:.1f} ms"}
+            "dev jailbreak / SARA recall": f"{dev['jailbreak_recall']:.3f} / {dev['sara_recall']:.3f}",
+            "slowest check p50, wall / CPU": f"{summary['latency']['p50_ms_max']:.1f} / "
+                                             f"{summary['latency']['cpu_p50_ms_max']:.1f} ms"}
 
 
 def _pooled(sets: list[SetResult], names: Iterable[str], splits: Iterable[str]) -> float | None:
@@ -78,8 +79,13 @@ def summarize(sets: list[SetResult], latency_p50: dict[str, float]) -> dict[str,
             "sara_clean_fp": _pooled(sets, ["clean tweets"], splits),
         }
         out[split] = pooled | {"goal_met": {k: _met(k, v) for k, v in pooled.items()}}
-    p50 = max(latency_p50.values())
-    out["latency"] = {"p50_ms_max": p50, "goal_met": {"p50_ms_max": _met("p50_ms_max", p50)}}
+    # The goal is judged on wall time, and on this thread's CPU time as well, which a host shared with other
+    # jobs does not inflate; both are reported.
+    wall = max(v for m, v in latency_p50.items() if not m.endswith(" cpu"))
+    cpu = max((v for m, v in latency_p50.items() if m.endswith(" cpu")), default=wall)
+    out["latency"] = {"p50_ms_max": wall, "cpu_p50_ms_max": cpu,
+                      "goal_met": {"p50_ms_max": _met("p50_ms_max", wall),
+                                   "cpu_p50_ms_max": _met("p50_ms_max", cpu)}}
     return out
 
 
@@ -116,9 +122,13 @@ def render(sets: list[SetResult], latency: dict[str, dict[str, float]], result: 
                  for sp, _ in SPLITS]
         lines.append(f"| {key} | {op} {goal} | {cells[0]} | {cells[1]} |")
     lat = summary["latency"]
+    load = lat.get("load_average")
     lines += [
-        f"| slowest check p50 (ms) | < 2.0 | {lat['p50_ms_max']:.3f} "
+        f"| slowest check p50 (ms), wall | < 2.0 | {lat['p50_ms_max']:.3f} "
         f"{'met' if lat['goal_met']['p50_ms_max'] else 'NOT met'} (all items) | |",
+        f"| slowest check p50 (ms), CPU of the thread | < 2.0 | {lat['cpu_p50_ms_max']:.3f} "
+        f"{'met' if lat['goal_met']['cpu_p50_ms_max'] else 'NOT met'} (all items; host load average "
+        f"{'-' if load is None else f'{load:.1f}'}) | |",
         "",
         "| set | check | want | n held-out / dev / own | rate held-out | rate dev | rate own | top rules |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
