@@ -2,6 +2,8 @@
 
     .venv/bin/python -m benchmarks.guard_eval [--quick] [--policy configs/policy.yaml]
     .venv/bin/python -m benchmarks.guard_eval --no-write --show-dev-errors [--only SET] [--miss-chars N]
+    .venv/bin/python -m benchmarks.guard_eval --compare-policy OLD.yaml   (CPU cost of the passage screen,
+        this policy against OLD, call by call in turns, so a busy host slows both alike)
 
 Data come from ../shared/data (or $ACEH_SHARED_DATA) and are read, never copied. Every external set is cut
 by a fixed hash (``held_out``: 30 % of items) into a dev part, used while the policy was written, and a
@@ -195,6 +197,18 @@ def run_set(name: str, method: str, items: Iterable[Item], expect_block: bool,
     return res
 
 
+def compare_passage_cost(guard: PolicyGuard, other: PolicyGuard, texts: list[str]) -> dict[str, float]:
+    """CPU p50 (ms) of screen_passage under this policy and under ``other``, alternating call by call."""
+    cost: dict[str, list[float]] = {"this": [], "other": []}
+    for i, text in enumerate(texts):
+        order = (("this", guard), ("other", other)) if i % 2 else (("other", other), ("this", guard))
+        for name, g in order:
+            c0 = time.thread_time()
+            g.screen_passage(text)
+            cost[name].append(time.thread_time() - c0)
+    return {"this_cpu_p50_ms": _pct(cost["this"], 0.5), "other_cpu_p50_ms": _pct(cost["other"], 0.5)}
+
+
 def _pct(xs: list[float], q: float) -> float:
     return percentile(xs, q) * 1000
 
@@ -207,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--miss-chars", type=int, default=300, help="characters shown per dev error")
     ap.add_argument("--only", default="", help="with --show-dev-errors: only sets whose name contains this")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--compare-policy", default="", help="also time screen_passage against this policy file")
     args = ap.parse_args(argv)
 
     d = data_dir()
@@ -260,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
         run("Wikipedia paragraphs as answer (cited)", "check_answer", wiki, False),
     ]
     wall = time.perf_counter() - t_start
+    if args.compare_policy:
+        passage_texts = [it.text for it in [*passages, *clean_passages, *legal]]
+        summary_extra = compare_passage_cost(guard, PolicyGuard.from_file(args.compare_policy), passage_texts)
 
     if misses:
         for name, line in misses:
@@ -269,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     latency = {m: {"calls": len(v), "p50_ms": _pct(v, 0.5), "p99_ms": _pct(v, 0.99),
                    "mean_ms": statistics.fmean(v) * 1000} for m, v in timings.items()}
     summary["latency"]["load_average"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    if args.compare_policy:
+        summary["latency"]["compare"] = {"policy": args.compare_policy} | summary_extra
     details = {
         "threads": 1,
         "runs": 1,

@@ -129,6 +129,12 @@ def render(sets: list[SetResult], latency: dict[str, dict[str, float]], result: 
         f"| slowest check p50 (ms), CPU of the thread | < 2.0 | {lat['cpu_p50_ms_max']:.3f} "
         f"{'met' if lat['goal_met']['cpu_p50_ms_max'] else 'NOT met'} (all items; host load average "
         f"{'-' if load is None else f'{load:.1f}'}) | |",
+    ]
+    if "compare" in lat:
+        cmp = lat["compare"]
+        lines.append(f"| passage screen CPU p50 (ms), this policy / {cmp['policy']}, in turns | | "
+                     f"{cmp['this_cpu_p50_ms']:.3f} / {cmp['other_cpu_p50_ms']:.3f} | |")
+    lines += [
         "",
         "| set | check | want | n held-out / dev / own | rate held-out | rate dev | rate own | top rules |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
