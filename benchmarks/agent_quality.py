@@ -34,6 +34,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -202,6 +203,15 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def rate_table(summary: dict[str, Any], labels: Iterable[tuple[str, str]]) -> list[str]:
+    """Markdown rows: one per (summary key, label), with hits, total and rate."""
+    lines = ["| metric | hits | of | rate |", "| --- | --- | --- | --- |"]
+    for key, label in labels:
+        m = summary[key]
+        lines.append(f"| {label} | {m['hits']} | {m['total']} | {m['rate']}% |")
+    return lines
+
+
 def markdown(result: dict[str, Any]) -> str:
     s = result["summary"]
     lines = [
@@ -213,18 +223,14 @@ def markdown(result: dict[str, Any]) -> str:
         + ("reused; " if result["index"]["reused"] else "")
         + f"ingest {result['index']['ingest_s']} s)",
         "",
-        "| metric | hits | of | rate |",
-        "| --- | --- | --- | --- |",
+        *rate_table(s, (
+            ("gold_shown", "gold document shown to the writer"),
+            ("cites_gold", "answer cites the gold document"),
+            ("states_figure", "answer states the asked figure"),
+            ("figure_cited_gold", "figure stated with a gold citation"),
+            ("not_found", "answered 'not found'"),
+        )),
     ]
-    for key, label in (
-        ("gold_shown", "gold document shown to the writer"),
-        ("cites_gold", "answer cites the gold document"),
-        ("states_figure", "answer states the asked figure"),
-        ("figure_cited_gold", "figure stated with a gold citation"),
-        ("not_found", "answered 'not found'"),
-    ):
-        m = s[key]
-        lines.append(f"| {label} | {m['hits']} | {m['total']} | {m['rate']}% |")
     lines += [
         "",
         f"Fact segments per answer {s['facts_per_answer']} (mean). Refusals {s['refusals']}, errors "
@@ -321,17 +327,13 @@ def demo_markdown(result: dict[str, Any]) -> str:
         f"{result['date']} · {result['machine']} · `{result['command']}` · {result['threads']} threads · "
         f"{result['runs']} run · ingest {result['ingest_s']} s",
         "",
-        "| metric | hits | of | rate |",
-        "| --- | --- | --- | --- |",
+        *rate_table(s, (
+            ("states_figure", "answer contains expected_figure"),
+            ("cites_gold", "answer cites gold_file"),
+            ("verification_full", "verification 'full'"),
+            ("not_found_framed", "not_found questions answered with the not-found framing"),
+        )),
     ]
-    for key, label in (
-        ("states_figure", "answer contains expected_figure"),
-        ("cites_gold", "answer cites gold_file"),
-        ("verification_full", "verification 'full'"),
-        ("not_found_framed", "not_found questions answered with the not-found framing"),
-    ):
-        m = s[key]
-        lines.append(f"| {label} | {m['hits']} | {m['total']} | {m['rate']}% |")
     lines += [
         "",
         f"Claims per answer {s['claims_per_answer']} (mean), unsupported claims {s['unsupported_claims']}, "
@@ -348,7 +350,7 @@ def demo_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _write(result: Result, render: Any, quick: bool = False) -> None:
+def _write(result: Result, render: Callable[[dict[str, Any]], str], quick: bool = False) -> None:
     """The record to results/<benchmark>.json and its Markdown table next to it."""
     record = result.to_json() | {"machine": machine_summary(result.machine)}
     text = render(record)

@@ -53,9 +53,13 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def shared_data() -> Path:
-    """The read-only data sets: ``$ACEH_SHARED_DATA``, else ``../shared/data`` beside the repository."""
+    """The read-only data sets: ``$ACEH_SHARED_DATA``, else ``../shared/data`` beside the checkout (or
+    ``../../shared/data`` for a worktree one level deeper)."""
     env = os.environ.get("ACEH_SHARED_DATA")
-    return Path(env) if env else REPO / ".." / "shared" / "data"
+    if env:
+        return Path(env)
+    near, far = REPO.parent / "shared" / "data", REPO.parents[1] / "shared" / "data"
+    return far if not near.is_dir() and far.is_dir() else near
 
 
 def now() -> str:

@@ -21,25 +21,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import platform
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import Figure, Result, command, percentile, shared_data
+
 ROOT = Path(__file__).resolve().parents[1]
-# ../shared/data beside the checkout (../../shared/data for a worktree one level deeper)
-DATA = Path(
-    os.environ.get("ACEH_SHARED_DATA")
-    or next((p for p in (ROOT.parent / "shared" / "data", ROOT.parents[1] / "shared" / "data") if p.is_dir()),
-            ROOT.parent / "shared" / "data")
-)
+DATA = shared_data()
 DEV = DATA / "legal_qa_dev"
 GOLD = DEV / "legal_qa_dev.jsonl"
 SCORER = DEV / "score_qa.py"
@@ -240,9 +234,9 @@ def run(index_dir: Path, out_dir: Path, *, answers: bool = True) -> dict[str, An
     ]
     latencies = [r["latency_ms"] for r in rows]
     extra = {
-        "figures_per_numeric_answer_median": statistics.median(counts_answered) if counts_answered else None,
-        "figures_per_numeric_question_median": statistics.median(counts) if counts else None,
-        "answer_latency_ms_p50": round(statistics.median(latencies), 1) if latencies else None,
+        "figures_per_numeric_answer_median": percentile(counts_answered, 0.5) if counts_answered else None,
+        "figures_per_numeric_question_median": percentile(counts, 0.5) if counts else None,
+        "answer_latency_ms_p50": round(percentile(latencies, 0.5), 1) if latencies else None,
     }
     return {"metrics": metrics, "extra": extra, "scorer_report": report, "rows": rows, "preds": preds}
 
@@ -297,6 +291,8 @@ def project_questions(index_dir: Path) -> dict[str, Any]:
 
 
 def full_markdown(result: dict[str, Any]) -> str:
+    from benchmarks.agent_quality import rate_table
+
     own = result["project_questions"]["summary"]
     lines = [
         "# Agent quality over the full corpus (legal_qa_dev, scored by its score_qa.py)",
@@ -313,18 +309,22 @@ def full_markdown(result: dict[str, Any]) -> str:
         "",
         "## The project's own questions (benchmarks/data/legal_questions.jsonl), same index",
         "",
-        "| metric | hits | of | rate |",
-        "| --- | --- | --- | --- |",
+        *rate_table(own, ((key, key) for key in
+                          ("gold_shown", "cites_gold", "states_figure", "figure_cited_gold", "not_found"))),
     ]
-    for key in ("gold_shown", "cites_gold", "states_figure", "figure_cited_gold", "not_found"):
-        m = own[key]
-        lines.append(f"| {key} | {m['hits']} | {m['total']} | {m['rate']}% |")
     return "\n".join(lines) + "\n"
 
 
-def run_full(
-    index: Path, label: str, argv: list[str] | None, write: Callable[[str, dict[str, Any], str], None]
-) -> int:
+def figures(metrics: dict[str, Any]) -> dict[str, Figure]:
+    """Headline: the scorer's overall retrieval hit@5 and MRR@10, exact figures, overall success."""
+    overall = metrics["overall"]
+    keys = (("retrieval_hit@5", "hit@5"), ("retrieval_MRR@10", "MRR@10"),
+            ("answer_all_figures_exact", "all figures exact"), ("overall_success", "overall success"))
+    return {label: round(overall[key], 3) for key, label in keys if isinstance(overall.get(key), float)}
+
+
+def run_full(index: Path, label: str, argv: list[str] | None,
+             write: Callable[[Result, Callable[[dict[str, Any]], str]], None]) -> int:
     """legal_qa_dev (first table) and the project's questions (second table) over a prebuilt index."""
     if not SCORER.is_file() or not (index / "manifest.json").is_file():
         print(f"agent_quality: needs {SCORER} and an index in {index}; skipped.", file=sys.stderr)
@@ -333,16 +333,19 @@ def run_full(
     from retrieval.store import read_jsonl
 
     documents = read_jsonl(index / "documents.jsonl")
-    result = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}",
-        "command": "python -m benchmarks.agent_quality " + " ".join(argv or sys.argv[1:]),
+    qa = run(index, RESULTS)
+    details = {
         "index": str(index),
         "documents": len(documents),
         "chunks": sum(d["chunk_end"] - d["chunk_start"] for d in documents),
         "label": label,
-        "legal_qa_dev": run(index, RESULTS),
+        "legal_qa_dev": qa,
         "project_questions": project_questions(index),
     }
-    write("agent_quality_full", result, full_markdown(result))
+    # The labels are the dataset's; the figures are in-sample once the code was tuned on it (--label says).
+    result = Result(benchmark="agent_quality_full", figures=figures(qa["metrics"]),
+                    data="legal_qa_dev over the full corpus (the dataset's labels and scorer)",
+                    in_sample=label.startswith("in-sample"), command=command("agent_quality", argv),
+                    details=details)
+    write(result, full_markdown)
     return 0

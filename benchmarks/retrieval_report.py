@@ -9,6 +9,14 @@ from typing import Any
 from benchmarks.harness import RESULTS, machine_summary
 
 
+def _stage_table(by_stage: dict[str, dict[str, float]]) -> list[str]:
+    lines = ["| stage | R@1 | R@5 | R@10 | MRR@10 | nDCG@10 |\n|---|---|---|---|---|---|"]
+    for stage, m in by_stage.items():
+        cells = [m[key] for key in ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10")]
+        lines.append(f"| {stage} | " + " | ".join(str(c) for c in cells) + " |")
+    return lines
+
+
 def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# Retrieval benchmark\n\n`{result['command']}` on {machine_summary(result['machine'])}, "
@@ -22,23 +30,13 @@ def markdown(result: dict[str, Any]) -> str:
             f"## Quality (IDK-MRC + TyDiQA-id valid: {q['passages']} pooled passages, {q['questions']} "
             f"answerable questions; encoder {q['encoder']}; rrf_k={q['rrf_k']}, weights={q['weights']})\n"
         )
-        lines.append("| stage | R@1 | R@5 | R@10 | MRR@10 | nDCG@10 |\n|---|---|---|---|---|---|")
-        for stage, m in q["valid"].items():
-            lines.append(
-                f"| {stage} | {m['recall@1']} | {m['recall@5']} | {m['recall@10']} | {m['mrr@10']} | "
-                f"{m['ndcg@10']} |"
-            )
+        lines += _stage_table(q["valid"])
         if "pooled" in q:
             pooled = q["pooled"]
             lines.append(
                 f"\nSame questions, train + valid passages pooled ({pooled['passages']} passages):\n"
             )
-            lines.append("| stage | R@1 | R@5 | R@10 | MRR@10 | nDCG@10 |\n|---|---|---|---|---|---|")
-            for stage, m in pooled["valid"].items():
-                lines.append(
-                    f"| {stage} | {m['recall@1']} | {m['recall@5']} | {m['recall@10']} | {m['mrr@10']} | "
-                    f"{m['ndcg@10']} |"
-                )
+            lines += _stage_table(pooled["valid"])
         if "tuning_train" in q:
             lines.append(f"\nTuned on a train sample: `{json.dumps(q['tuning_train'])}`\n")
     s = result.get("speed")

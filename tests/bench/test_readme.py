@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import readme_table
-from benchmarks.harness import RECORD_FIELDS, RESULTS, read_result
+from benchmarks.harness import RECORD_FIELDS, REPO, RESULTS, read_result
 
 MAX_LINE = 300
 
@@ -28,7 +28,7 @@ def test_every_latest_result_is_a_record(path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["README.md", "benchmarks/README.md"])
 def test_no_readme_line_over_300_characters(name: str) -> None:
-    text = (readme_table.REPO / name).read_text(encoding="utf-8")
+    text = (REPO / name).read_text(encoding="utf-8")
     long = [(n, len(line)) for n, line in enumerate(text.splitlines(), 1) if len(line) > MAX_LINE]
     assert long == [], f"{name}: lines over {MAX_LINE} characters (line, length): {long}"
 
