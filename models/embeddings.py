@@ -130,6 +130,8 @@ class SentenceTransformerEncoder(Encoder):
         batch_size: int = 64,
         quantize: bool | None = None,
         name: str | None = None,
+        query_prefix: str = "",
+        passage_prefix: str = "",
     ) -> None:
         path = local_model_dir(model_path)
         import torch
@@ -160,13 +162,24 @@ class SentenceTransformerEncoder(Encoder):
         self.dim = int(dim)
         self.batch_size = batch_size
         self.max_seq_length = int(self._model.max_seq_length)
-        self.name = name or f"st:{model_label(path)}:L{self.max_seq_length}" + (":int8" if quantize else "")
+        # Instruction prefixes some multilingual retrievers were trained with (E5: "query: ", "passage: ");
+        # they are part of the encoder's name, so an index built without them is refused at load.
+        self.query_prefix, self.passage_prefix = query_prefix, passage_prefix
+        prefixes = f":prefix={query_prefix.strip()}/{passage_prefix.strip()}"
+        label = f"st:{model_label(path)}:L{self.max_seq_length}" + (":int8" if quantize else "")
+        self.name = name or label + (prefixes if query_prefix or passage_prefix else "")
         self._device = torch.device(device)
         # ``preprocess`` since sentence-transformers 5, ``tokenize`` before
         self._preprocess = getattr(self._model, "preprocess", None) or self._model.tokenize
         self._lock = threading.Lock()  # one forward pass at a time: torch already uses every thread
 
     def encode(self, texts: list[str], *, batch_size: int | None = None) -> np.ndarray:
+        return self._encode([self.passage_prefix + t for t in texts], batch_size)
+
+    def encode_queries(self, texts: list[str], *, batch_size: int | None = None) -> np.ndarray:
+        return self._encode([self.query_prefix + t for t in texts], batch_size)
+
+    def _encode(self, texts: list[str], batch_size: int | None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:

@@ -35,6 +35,7 @@ from retrieval.store import (
     chunk_from_row,
     chunk_to_row,
     identity_from_row,
+    indexed_sources,
     library_versions,
     read_jsonl,
     read_manifest,
@@ -113,6 +114,14 @@ def discover(paths: Sequence[str | Path]) -> tuple[list[tuple[Path, str]], list[
     Compare the sources with ``Retriever.corpus_sources`` to tell whether an index was built from them."""
     report = IngestReport()
     return _walk(paths, report), report.failed
+
+
+def foreign_sources(index_dir: Path, paths: Sequence[str | Path]) -> list[str]:
+    """Indexed documents whose source is not among ``paths``: what ``prune=True`` would delete."""
+    if not (Path(index_dir) / MANIFEST).is_file():
+        return []
+    found = {source for _, source in discover(paths)[0]}
+    return sorted(set(indexed_sources(index_dir)) - found)
 
 
 def _load_old(index_dir: Path, encoder: Encoder) -> _OldIndex | None:

@@ -6,9 +6,9 @@
   statutes' words. The dense stage keeps the question as asked: a multilingual encoder
   (``retrieval.encoder`` in the config) reads English directly.
 * Diversity: several chunks of one statute often outrank every other statute (a long budget law repeats its
-  terms in each article). The final list lets each document hold at most ``per_document`` places until the
-  other candidates run out, so the top 10 keeps other documents in view; the order within a document and
-  between documents is the ranker's.
+  terms in each article). The final list keeps the best chunk of each of the first ``share * k`` documents,
+  and the best of the rest fill the other places, so the top 10 keeps other documents in view while the best
+  document keeps most of its places; the ranker's order is kept.
 """
 
 from __future__ import annotations
@@ -62,22 +62,30 @@ def corpus_query(query: str) -> str:
     return f"{query} {' '.join(added)}" if added else query
 
 
-def diversify(items: Sequence[_T], document_of: Callable[[_T], str], per_document: int, k: int) -> list[_T]:
-    """The first ``k`` of ``items`` (best first) with at most ``per_document`` per document while others
-    remain; the passed-over items fill any places left, in their order. ``per_document < 1`` keeps the
-    order as is."""
-    if per_document < 1:
+def diversify(items: Sequence[_T], document_of: Callable[[_T], str], share: float, k: int) -> list[_T]:
+    """The first ``k`` of ``items`` (best first), with the best item of each of the first ``share * k``
+    documents kept in them: those stay, and the remaining places go to the best of the rest, so the best
+    document keeps most of its places and other documents stay in view. Ranked order is kept."""
+    reserve = int(share * k)
+    if reserve <= 1:
         return list(items[:k])
-    kept: list[_T] = []
-    later: list[_T] = []
-    count: dict[str, int] = {}
-    for item in items:
+    firsts: set[int] = set()
+    seen: set[str] = set()
+    for i, item in enumerate(items):
         doc = document_of(item)
-        if count.get(doc, 0) < per_document:
-            count[doc] = count.get(doc, 0) + 1
-            kept.append(item)
-        else:
-            later.append(item)
-        if len(kept) == k:
+        if doc not in seen:
+            seen.add(doc)
+            firsts.add(i)
+            if len(firsts) == reserve:
+                break
+    others = k - len(firsts)
+    out: list[_T] = []
+    for i, item in enumerate(items):
+        if i in firsts:
+            out.append(item)
+        elif others > 0:
+            out.append(item)
+            others -= 1
+        if len(out) == k:
             break
-    return (kept + later)[:k] if len(kept) < k else kept
+    return out

@@ -17,9 +17,10 @@ from models.embeddings import Encoder
 from models.rerankers import Reranker, legal_match
 from retrieval.dense import DenseIndex
 from retrieval.fusion import rrf
-from retrieval.legal import LegalRef, find_references, normalise_number
+from retrieval.legal import find_references
 from retrieval.lexical import LexicalIndex
 from retrieval.lexical import top_k as best_rows
+from retrieval.lookups import DocumentLookups
 from retrieval.querying import corpus_query, diversify
 from retrieval.store import (
     check_encoder,
@@ -29,7 +30,7 @@ from retrieval.store import (
     read_manifest,
 )
 from retrieval.text import IndonesianAnalyzer
-from retrieval.types import Chunk, DocumentInfo, SearchHit, TableData
+from retrieval.types import Chunk, DocumentInfo, SearchHit
 
 MODES = ("hybrid", "bm25", "dense")
 QUERY_CACHE_SIZE = 4096
@@ -37,10 +38,11 @@ QUERY_CACHE_SIZE = 4096
 # English encoder on Indonesian text earns a low dense weight, and a small k trusts the top ranks.
 DEFAULT_RRF_K = 5
 DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.3, "legal": 1.0}
-DEFAULT_PER_DOCUMENT = 3  # places one document may hold in a result list while others remain
+DEFAULT_DIVERSE_SHARE = 0.5  # share of a result list kept for the best chunks of distinct documents
+NAMED_DOCUMENT_CANDIDATES = 10
 
 
-class Retriever:
+class Retriever(DocumentLookups):
     def __init__(
         self,
         index_dir: Path,
@@ -57,7 +59,7 @@ class Retriever:
         rrf_k: int,
         weights: dict[str, float] | None,
         candidates: int,
-        per_document: int = DEFAULT_PER_DOCUMENT,
+        diverse_share: float = DEFAULT_DIVERSE_SHARE,
     ) -> None:
         self.index_dir = index_dir
         self.manifest = manifest
@@ -77,7 +79,7 @@ class Retriever:
         self.rrf_k = rrf_k
         self.weights = {**DEFAULT_WEIGHTS, **(weights or {})}
         self.candidates = candidates
-        self.per_document = per_document
+        self.diverse_share = diverse_share
         self._local = threading.local()
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -103,7 +105,7 @@ class Retriever:
         rrf_k: int = DEFAULT_RRF_K,
         weights: dict[str, float] | None = None,
         candidates: int = 50,
-        per_document: int = DEFAULT_PER_DOCUMENT,
+        diverse_share: float = DEFAULT_DIVERSE_SHARE,
         use_gpu: bool = False,
     ) -> Retriever:
         """Open the index in ``index_dir``. Raises IndexMissingError when there is none, and
@@ -126,7 +128,7 @@ class Retriever:
             rrf_k=rrf_k,
             weights=weights,
             candidates=candidates,
-            per_document=per_document,
+            diverse_share=diverse_share,
         )
 
     # -- corpus statistics (the reranker's CorpusStats) ---------------------------------------------------
@@ -170,7 +172,7 @@ class Retriever:
         first. ``score`` is the final score; ``stages`` (with ``provenance``) has each stage's rank and score.
         ``mode="bm25"`` or ``"dense"`` runs one first stage alone; ``rerank=False`` stops at the fusion.
         An English query reaches BM25 and the reranker with the Indonesian words of its lexicon terms added;
-        hybrid results keep at most ``per_document`` chunks of one document while others remain
+        hybrid results keep the best chunk of each of the first ``diverse_share * top_k`` documents
         (:mod:`retrieval.querying`)."""
         return self.search_many(
             [query], top_k=top_k, document_ids=document_ids, provenance=provenance, mode=mode, rerank=rerank
@@ -282,6 +284,12 @@ class Retriever:
             if ref.pasal and (ref.names_document or subset is not None)
             for c in self.lookup_article(ref, document_ids=self._subset_docs(subset))
         ]
+        # A regulation named without an article: its best BM25 chunks join the candidates too (a corpus-wide
+        # top 50 may hold none of them when other statutes repeat the question's words).
+        named = [r for r in refs if r.names_document and not r.pasal]
+        docs = {d for r in named for d in self._matching_documents(r.doc_type, r.number, r.year)}
+        if docs:
+            exact += best_rows(bm25_scores, NAMED_DOCUMENT_CANDIDATES, self._subset(docs))[0].tolist()
         exact = [j for j in dict.fromkeys(exact) if allowed is None or j in allowed]
         rankings = {"bm25": bm25_idx.tolist(), "dense": dense_idx.tolist()}
         if exact:
@@ -313,7 +321,8 @@ class Retriever:
                 ),
             )
             hits = [hits[i] for i in order]
-        hits = diversify(hits, lambda h: h.chunk.document_id, self.per_document, k)
+        # diverse unless the query names a regulation or article (an exact request for that document)
+        hits = diversify(hits, lambda h: h.chunk.document_id, 0.0 if refs else self.diverse_share, k)
         if not provenance:
             hits = [SearchHit(h.chunk, h.score, {}) for h in hits]
         return hits
@@ -322,123 +331,6 @@ class Retriever:
         self, j: int, score: float, stages: dict[str, dict[str, float | int | None]], provenance: bool
     ) -> SearchHit:
         return SearchHit(self._chunks[int(j)], score, stages if provenance else {})
-
-    # -- documents and exact lookups ----------------------------------------------------------------------
-    def documents(self) -> list[DocumentInfo]:
-        return [self._infos[d] for d in sorted(self._infos, key=lambda d: self._infos[d].source)]
-
-    def document(self, document_id: str) -> DocumentInfo | None:
-        return self._infos.get(document_id)
-
-    def document_chunks(self, document_id: str) -> list[Chunk]:
-        row = self._docs.get(document_id)
-        return self._chunks[row["chunk_start"] : row["chunk_end"]] if row else []
-
-    def document_text(self, document_id: str) -> str | None:
-        """The extracted text every chunk offset of the document points into."""
-        if document_id not in self._docs:
-            return None
-        return (self.index_dir / "texts" / f"{document_id}.txt").read_text(encoding="utf-8")
-
-    def chunk(self, chunk_id: str) -> Chunk | None:
-        i = self._by_id.get(chunk_id)
-        return self._chunks[i] if i is not None else None
-
-    def _matching_documents(self, doc_type: str | None, number: str | None, year: int | None) -> list[str]:
-        wanted = normalise_number(number)
-        return [
-            d
-            for d, info in self._infos.items()
-            if (doc_type is None or (info.identity.doc_type or "").casefold() == doc_type.casefold())
-            and (wanted is None or normalise_number(info.identity.number) == wanted)
-            and (year is None or info.identity.year == year)
-        ]
-
-    def lookup_article(self, ref: LegalRef, *, document_ids: Collection[str] | None = None) -> list[Chunk]:
-        """Chunks of the named Pasal (and ayat, when named) in the named regulation, in document order; body
-        chunks only, or the Penjelasan when the body has none. Without a named regulation, every document in
-        scope is searched."""
-        if not ref.pasal:
-            return []
-        docs = (
-            self._matching_documents(ref.doc_type, ref.number, ref.year)
-            if ref.names_document
-            else list(self._docs)
-        )
-        if document_ids is not None:
-            docs = [d for d in docs if d in set(document_ids)]
-        body: list[Chunk] = []
-        explained: list[Chunk] = []
-        wanted_docs = set(docs)
-        for j in self._pasal_rows.get(ref.pasal, []):
-            if self._chunks[j].document_id not in wanted_docs:
-                continue
-            art = self._articles[j]
-            if art.get("pasal_last"):
-                continue
-            if ref.ayat and art.get("ayats") and ref.ayat not in art["ayats"]:
-                continue
-            (explained if art.get("penjelasan") else body).append(self._chunks[j])
-        return body or explained
-
-    def cross_references(
-        self, doc_type: str, number: str | None, year: int | None
-    ) -> list[tuple[DocumentInfo, str, Chunk]]:
-        """Documents whose text names the given regulation: (citing document, relation, citing chunk); the
-        relation is revokes, amends, as_amended, legal_basis, considers or cites."""
-        wanted = normalise_number(number)
-        out = []
-        for ref in self._refs:
-            if (ref["doc_type"] or "").casefold() != doc_type.casefold():
-                continue
-            if wanted is not None and normalise_number(ref["number"]) != wanted:
-                continue
-            if year is not None and ref["year"] != year:
-                continue
-            chunk = self.chunk(ref["chunk_id"])
-            if chunk is not None:
-                out.append((self._infos[ref["document_id"]], ref["relation"], chunk))
-        return out
-
-    def references_in(self, text: str) -> list[LegalRef]:
-        return find_references(text)
-
-    def resolve_filter(
-        self,
-        type: str | None = None,
-        year: int | None = None,  # noqa: A002 - config key
-        issuer: str | None = None,
-    ) -> list[str]:
-        """Document ids matching every given field (case-insensitive type and issuer, exact year)."""
-        out = []
-        for d, info in self._infos.items():
-            ident = info.identity
-            if type is not None and (ident.doc_type or "").casefold() != str(type).casefold():
-                continue
-            if year is not None and ident.year != int(year):
-                continue
-            if issuer is not None and (ident.issuer or "").casefold() != str(issuer).casefold():
-                continue
-            out.append(d)
-        return sorted(out, key=lambda d: self._infos[d].source)
-
-    def tables(self, document_id: str) -> list[TableData]:
-        row = self._docs.get(document_id)
-        if not row:
-            return []
-        return [
-            TableData(
-                columns=list(t["columns"]),
-                rows=[(cid, list(cells)) for cid, cells in t["rows"]],
-                name=t["name"],
-            )
-            for t in row.get("tables") or []
-        ]
-
-    def table(self, document_id: str) -> TableData | None:
-        """The (first) table of an ingested CSV/XLSX document, or None for other documents."""
-        tables = self.tables(document_id)
-        return tables[0] if tables else None
 
     @property
     def fingerprint(self) -> str:

@@ -19,10 +19,12 @@ from pydantic import BaseModel, ConfigDict
 from ray import serve
 from ray.serve import Application
 
+from retrieval.live import version_of
 from serve_app import factory
 from serve_app.config import ROLES, AppConfig, load_config
 from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
 from serve_app.ports import HandleProxy, RemoteAgent, RemoteAnnotator
+from serve_app.tracing import configure_logging
 
 
 class AppArgs(BaseModel):
@@ -38,6 +40,7 @@ class _Component:
     name = "component"
 
     def _init_metrics(self) -> None:
+        configure_logging()  # every replica: JSON log lines with the request's ids
         self.metrics = Metrics()
 
     async def health(self) -> str:
@@ -59,8 +62,25 @@ class RetrieverDeployment(_Component):
     name = "Retriever"
 
     def __init__(self, config: dict[str, Any]) -> None:
+        from retrieval.live import RequestPins
+
         self._init_metrics()
-        self.retriever = factory.build_retriever(AppConfig.model_validate(config))
+        self.pins = RequestPins(factory.build_live_retriever(AppConfig.model_validate(config)))
+
+    @property
+    def retriever(self) -> Any:
+        """The version this request pinned at its first call here (every call of one request, from the
+        Ingress or the Agent, carries Ray's internal id of that request), so one answer reads one version."""
+        from ray.serve import context
+
+        ctx = context._serve_request_context.get()
+        return self.pins.get(getattr(ctx, "_internal_request_id", None))
+
+    async def pin(self) -> str:
+        return version_of(self.retriever)
+
+    async def index_version(self) -> str:
+        return self.pins.live.version
 
     async def search(self, query: str, **kwargs: Any) -> Any:
         return await self._timed("search", asyncio.to_thread(self.retriever.search, query, **kwargs))
@@ -276,6 +296,7 @@ class IngressDeployment(_Component):
             metrics=self.metrics,
             health=self._health,
             metrics_text=self._metrics_text,
+            behind_ray_proxy=True,
         )
         return ingress.app()
 

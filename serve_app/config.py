@@ -65,6 +65,9 @@ class EncoderConfig(_Strict):
     # Word pieces the encoder keeps per text (None: the model's own limit); a GPU model can afford its full
     # length. The default is the CPU encoder's (models.embeddings.DEFAULT_MAX_SEQ_LENGTH, measured there).
     max_seq_length: int | None = DEFAULT_MAX_SEQ_LENGTH
+    # Instruction prefixes of multilingual retrievers such as E5 ("query: ", "passage: "); torch runtime only
+    query_prefix: str = ""
+    passage_prefix: str = ""
 
 
 class RetrievalConfig(_Strict):
@@ -72,7 +75,7 @@ class RetrievalConfig(_Strict):
     rrf_k: int = 5
     weights: dict[str, float] = Field(default_factory=lambda: {"bm25": 1.0, "dense": 0.3})
     candidates: int = 50
-    per_document: int = 3  # most chunks of one document in a result list while other documents remain
+    diverse_share: float = Field(default=0.5, ge=0.0, le=1.0)  # share of results kept for distinct documents
     reranker: Literal["embedded", "cross-encoder", "none"] = "embedded"
     reranker_path: str | None = None
     agent_top_k: int = 8

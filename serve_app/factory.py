@@ -60,6 +60,8 @@ def build_encoder(cfg: AppConfig) -> Any:
     runtime = enc.runtime or ("onnx" if enc.device == "cpu" else "torch")
     try:
         if runtime == "onnx":
+            if enc.query_prefix or enc.passage_prefix:
+                raise EncoderUnavailable("query/passage prefixes need runtime: torch")
             if enc.device != "cpu":
                 raise EncoderUnavailable(f"the onnx runtime runs on the CPU only, not on {enc.device!r}")
             from models.onnx_encoder import OnnxEncoder
@@ -73,6 +75,8 @@ def build_encoder(cfg: AppConfig) -> Any:
             batch_size=enc.batch_size,
             num_threads=enc.threads,
             max_seq_length=enc.max_seq_length,
+            query_prefix=enc.query_prefix,
+            passage_prefix=enc.passage_prefix,
         )
     except EncoderUnavailable as exc:
         raise ConfigError(f"The encoder cannot load: {exc}.") from None
@@ -104,8 +108,14 @@ def build_retriever(cfg: AppConfig) -> Any:
             rrf_k=cfg.retrieval.rrf_k,
             weights=dict(cfg.retrieval.weights),
             candidates=cfg.retrieval.candidates,
-            per_document=cfg.retrieval.per_document,
+            diverse_share=cfg.retrieval.diverse_share,
         )
+
+
+def build_live_retriever(cfg: AppConfig) -> Any:
+    """The served retriever: follows ``aceh-rag ingest`` into its index without a restart."""
+    from retrieval.live import LiveRetriever
+    return LiveRetriever(cfg.resolve(cfg.index_dir), lambda: build_retriever(cfg))
 
 
 def _no_index(index_dir: Path) -> ConfigError:
@@ -154,21 +164,16 @@ def ensure_index(cfg: AppConfig) -> None:
 
 
 def _refuse_foreign_documents(index_dir: Path, corpus: Sequence[Path]) -> None:
-    from retrieval.ingest import discover
-    from retrieval.store import indexed_sources
+    from retrieval.ingest import foreign_sources
 
-    if not (index_dir / "manifest.json").is_file():
-        return
     with _index_errors(index_dir):
-        indexed = indexed_sources(index_dir)
-    found = {source for _, source in discover(corpus)[0]}
-    foreign = sorted(set(indexed) - found)
+        foreign = foreign_sources(index_dir, corpus)
     if foreign:
-        paths = " ".join(str(p) for p in corpus)
         raise ConfigError(
             f"The index at {index_dir} holds {len(foreign)} document(s) that are not under ACEH_CORPUS "
             f"(first: {foreign[0]}) and serve never deletes documents: unset ACEH_CORPUS to serve the index "
-            f"as it is, or run `aceh-rag ingest --prune {paths} --index {index_dir}` to replace its contents."
+            f"as it is, or run `aceh-rag ingest --prune {' '.join(map(str, corpus))} --index {index_dir}` "
+            "to replace its contents."
         )
 
 
@@ -382,7 +387,7 @@ def build_placed(
     from serve_app.tools import LocalRetrieverPort
 
     # The agent and the pipeline (search, scope) share one retriever port.
-    port = retriever if retriever is not None else LocalRetrieverPort(build_retriever(cfg))
+    port = retriever if retriever is not None else LocalRetrieverPort(build_live_retriever(cfg))
     guard = guard if guard is not None else build_guard(cfg, store=store, processes=guard_processes)
     agent = agent if agent is not None else build_agent(cfg, retriever_port=port)
     if annotator is None:

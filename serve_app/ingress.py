@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -25,8 +26,11 @@ from serve_app.pipeline import AnswerResult, Pipeline
 from serve_app.policy import GuardDecision
 from serve_app.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
 from serve_app.sse import error_frame, frame, v1_answer_frames, v2_answer_frames
+from serve_app.tracing import TraceMiddleware
 
 log = logging.getLogger("aceh_rag.ingress")
+KEEPALIVE = ": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
+INDEX_VERSION_HEADER = "X-Index-Version"  # the index version the whole answer was read from
 HealthCheck = Callable[[], Awaitable[dict[str, str]]]
 MetricsText = Callable[[], Awaitable[str]]
 
@@ -61,6 +65,8 @@ class Ingress:
         health: HealthCheck,
         metrics_text: MetricsText | None = None,
         store: Any = None,
+        behind_ray_proxy: bool = False,
+        sse_keepalive_s: float = 15.0,
     ) -> None:
         self.pipeline = pipeline
         self.guard = guard
@@ -69,6 +75,8 @@ class Ingress:
         self.health = health
         self.metrics_text = metrics_text
         self.store = store if store is not None else pipeline.store
+        self.behind_ray_proxy = behind_ray_proxy
+        self.sse_keepalive_s = sse_keepalive_s
 
     def app(self) -> Starlette:
         routes = [
@@ -84,7 +92,8 @@ class Ingress:
             Route("/conversations", self.create_conversation, methods=["POST"]),
             Route("/conversations/{conversation_id}", self.get_conversation, methods=["GET"]),
         ]
-        return Starlette(routes=routes)
+        trace = Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy)
+        return Starlette(routes=routes, middleware=[trace])
 
     # ------------------------------------------------------------------ open routes
 
@@ -94,9 +103,10 @@ class Ingress:
         except Exception:  # noqa: BLE001 - any failing deployment means not healthy
             return JSONResponse({"status": "unavailable"}, status_code=503)
         ok = all(v == "ok" for v in status.values())
-        return JSONResponse(
-            {"status": "ok" if ok else "unavailable", "deployments": status}, status_code=200 if ok else 503
-        )
+        body: dict[str, Any] = {"status": "ok" if ok else "unavailable", "deployments": status}
+        with contextlib.suppress(Exception):  # the version is information; health is the deployments
+            body["index_version"] = await asyncio.wait_for(self.pipeline.retriever.index_version(), 5)
+        return JSONResponse(body, status_code=200 if ok else 503)
 
     async def metrics_route(self, request: Request) -> Response:
         text = self.metrics.text()
@@ -157,6 +167,17 @@ class Ingress:
             raise errors.RateLimited(headers={"Retry-After": retry_after})  # 429
         return principal, parsed, admission.screen
 
+    async def _pin_index(self) -> dict[str, str]:
+        """Hold one index version for the rest of the request (retrieval.live); its header."""
+        pin = getattr(self.pipeline.retriever, "pin", None)
+        if pin is None:
+            return {}
+        try:
+            return {INDEX_VERSION_HEADER: await pin()}
+        except Exception:  # noqa: BLE001 - unpinned, each call reads the newest version; the calls report
+            log.warning("the index version could not be pinned", exc_info=True)
+            return {}
+
     async def _timed(self, route: str, handler: Callable[[], Awaitable[Response]]) -> Response:
         started = time.perf_counter()
         try:
@@ -175,7 +196,8 @@ class Ingress:
     async def search(self, request: Request) -> Response:
         async def run() -> Response:
             principal, req, _ = await self._admit(request, SearchRequest)
-            return JSONResponse(await self.pipeline.search(req, principal))
+            version = await self._pin_index()
+            return JSONResponse(await self.pipeline.search(req, principal), headers=version)
 
         return await self._timed("/search", run)
 
@@ -186,9 +208,10 @@ class Ingress:
             principal, req, screen = await self._admit(
                 request, model, playground=family == "playground", screen=True
             )
+            version = await self._pin_index()
             result = await self.pipeline.answer(req, principal, route=family, prescreen=screen)  # type: ignore[arg-type]
             self._count(result)
-            return JSONResponse(result.body)
+            return JSONResponse(result.body, headers=version)
 
         return await self._timed(route, run)
 
@@ -207,6 +230,11 @@ class Ingress:
             self.metrics.refusals.labels(reason).inc()
         for claim in result.body.get("claims", []):
             self.metrics.verdicts.labels(claim["verdict"]).inc()
+            if claim.get("unverified_reason"):
+                self.metrics.unverified.labels(claim["unverified_reason"]).inc()
+        verification = result.body.get("faithfulness", {}).get("verification")
+        if verification:
+            self.metrics.answers.labels(verification).inc()
 
     # ------------------------------------------------------------------ streams
 
@@ -222,6 +250,7 @@ class Ingress:
         started = time.perf_counter()
         try:
             principal, req, screen = await self._admit(request, model, screen=True)
+            version = await self._pin_index()
         except errors.ServiceError as exc:
             self.metrics.requests.labels(route, str(exc.status_code)).inc()
             return _error_response(exc)
@@ -253,10 +282,18 @@ class Ingress:
 
         async def frames() -> AsyncIterator[str]:
             status = "200"
+            getter: asyncio.Future[tuple[str, Any]] | None = None
             try:
                 pending: tuple[str, Any] | None = first
                 while True:
-                    k, it = pending if pending is not None else await queue.get()
+                    if pending is None:
+                        getter = getter or asyncio.ensure_future(queue.get())
+                        done, _ = await asyncio.wait({getter}, timeout=self.sse_keepalive_s)
+                        if not done:
+                            yield KEEPALIVE  # the agent or judge still works: proxies must not cut us
+                            continue
+                        pending, getter = getter.result(), None
+                    k, it = pending
                     pending = None
                     if k == "event":
                         yield frame(it["event"], it["data"])
@@ -278,6 +315,8 @@ class Ingress:
                             yield error_frame(500, "internal_error", errors.ServiceError.detail)
                         return
             finally:
+                if getter is not None:
+                    getter.cancel()
                 if not task.done():
                     task.cancel()  # the client went away: stop the work, save nothing half-done
                 self.metrics.requests.labels(route, status).inc()
@@ -286,7 +325,7 @@ class Ingress:
         return StreamingResponse(
             frames(),
             media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **version},
         )
 
     # ------------------------------------------------------------------ conversations

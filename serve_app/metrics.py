@@ -65,6 +65,18 @@ class Metrics:
             ["verdict"],
             registry=self.registry,
         )
+        self.unverified = Counter(
+            "aceh_unverified_claims_total",
+            "Published claims marked unverified, by unverified_reason",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.answers = Counter(
+            "aceh_answers_total",
+            "Published answers by verification (full, partial, none)",
+            ["verification"],
+            registry=self.registry,
+        )
         self.refusals = Counter(
             "aceh_refusals_total",
             "Published refusals by reason",

@@ -31,7 +31,7 @@ REQUEST_MODELS: dict[str, type[BaseModel]] = {
 }
 
 
-MAY_BE_ABSENT = set(s.OPT_IN_FIELDS) | {"checked"}
+MAY_BE_ABSENT = set(s.OPT_IN_FIELDS) | {"checked", "provenance"}  # search's provenance is opt-in too
 
 
 def _relax(node: Any) -> Any:
@@ -87,6 +87,19 @@ def write_wire_schemas(directory: Path = WIRE_DIR) -> list[Path]:
     return written
 
 
+# One event of a stream (Open API 3.1: the event-stream schema describes each event). ``data`` is the JSON
+# text of the event's own model, whose schema is in ``components/schemas`` and wire_schema/v1/event.<name>.
+JSON_OBJECT: dict[str, Any] = {"application/json": {"schema": {"type": "object"}}}
+SSE_EVENT: dict[str, Any] = {
+    "type": "object",
+    "required": ["event", "data"],
+    "properties": {
+        "event": {"enum": sorted(s.SSE_EVENTS)},
+        "data": {"type": "string", "contentMediaType": "application/json"},
+    },
+}
+
+
 def _op(
     summary: str, req: str | None, resp: str, *, stream: bool = False, status: str = "200"
 ) -> dict[str, Any]:
@@ -97,7 +110,7 @@ def _op(
             "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{req}"}}},
         }
     content = (
-        {"text/event-stream": {"schema": {"type": "string"}}}
+        {"text/event-stream": {"schema": SSE_EVENT}}
         if stream
         else {"application/json": {"schema": {"$ref": f"#/components/schemas/{resp}"}}}
     )
@@ -179,6 +192,13 @@ def openapi_document() -> dict[str, Any]:
         },
         "/metrics": {
             "get": {"summary": "Prometheus text", "security": [], "responses": {"200": {"description": "OK"}}}
+        },
+        "/openapi.json": {
+            "get": {
+                "summary": "This document",
+                "security": [],
+                "responses": {"200": {"description": "OK", "content": JSON_OBJECT}},
+            }
         },
     }
     return {

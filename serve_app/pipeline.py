@@ -115,7 +115,8 @@ class Pipeline:
         )
         results = []
         for hit in hits:
-            item = {**search_result(hit), "citation": hit.chunk.citation()}
+            # A search result has no citation key (keys are given per answer): null, as the schema says.
+            item = {**search_result(hit), "citation": {**hit.chunk.citation(), "citation_key": None}}
             if req.include_provenance:
                 item["provenance"] = hit.stages
             results.append(item)

@@ -9,6 +9,7 @@ The retriever may live in this process or behind a Ray handle, so tools only see
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import logging
 import time
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
+from retrieval.live import version_of
 from retrieval.types import Chunk, DocumentInfo, SearchHit
 
 log = logging.getLogger(__name__)
@@ -64,11 +66,36 @@ class RetrieverPort(Protocol):
     async def chunk(self, chunk_id: str) -> Chunk | None: ...
 
 
+# The index version a request holds (port, retriever): set by ``pin`` in the request's task, so every later
+# call of the request, and the tasks it starts, read the same version (retrieval.live).
+_snapshot: contextvars.ContextVar[tuple[int, Any] | None] = contextvars.ContextVar("aceh_index", default=None)
+
+
 class LocalRetrieverPort:
-    """Wraps an in-process retriever; each call runs in a worker thread so the event loop stays free."""
+    """Wraps an in-process retriever, or a ``retrieval.live.LiveRetriever`` that follows ingest; each call
+    runs in a worker thread so the event loop stays free."""
 
     def __init__(self, retriever: Any) -> None:
-        self.retriever = retriever
+        self.source = retriever
+
+    @property
+    def retriever(self) -> Any:
+        """The request's pinned version, else the newest loaded one."""
+        pinned = _snapshot.get()
+        if pinned is not None and pinned[0] == id(self):
+            return pinned[1]
+        current = getattr(self.source, "current", None)
+        return current() if current is not None else self.source
+
+    async def pin(self) -> str:
+        """Hold the current version for the rest of this request; returns its version."""
+        current = getattr(self.source, "current", None)
+        retriever = current() if current is not None else self.source
+        _snapshot.set((id(self), retriever))
+        return version_of(retriever)
+
+    async def index_version(self) -> str:
+        return version_of(self.retriever)
 
     async def search(
         self,

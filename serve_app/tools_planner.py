@@ -95,8 +95,8 @@ SUPERLATIVES = frozenset(
     "tertinggi terendah terbesar terkecil terbanyak tersedikit highest lowest largest smallest".split()
 )
 _ASKS_LIST = frozenset("sebutkan daftar meliputi terdiri macam berupa list".split())
-_NAME_PREFIXES = frozenset("kabupaten kota kecamatan gampong desa kelurahan pt cv".split())
-_GENERIC_NAMES = frozenset("aceh indonesia provinsi pemerintah besar".split())
+_NAME_PREFIXES = frozenset("provinsi kabupaten kota kecamatan gampong desa kelurahan pt cv".split())
+_GENERIC_NAMES = frozenset("aceh indonesia provinsi pemerintah besar tahun anggaran nomor tentang".split())
 _DOC_WORDS = frozenset(
     "qanun pergub perda perpres permen pp uu undang peraturan gubernur keputusan laporan statistik aceh "
     "nomor tahun the of".split()
@@ -181,7 +181,7 @@ _ENGLISH_MARKERS = frozenset("the what which how is are was were of in for does 
 
 def search_query(query: str) -> str:
     """The query the search tool runs: an English question gets the Indonesian words of its terms added
-    (the documents are Indonesian), so ``daily rental fee for an excavator`` also looks for ``ekskavator``."""
+    (the documents are Indonesian), so ``capital expenditure`` also looks for ``belanja modal``."""
     tokens = words(query)
     if sum(t in _ENGLISH_MARKERS for t in tokens) < 2:
         return query
@@ -203,8 +203,9 @@ def expected_figure(query: str) -> str | None:
     if "berapa orang" in text or "jumlah anggota" in text or "berapa anggota" in text:
         return "people"
     money_words = frozenset(
-        "anggaran dana alokasi pagu penerimaan belanja pendapatan biaya rp defisit realisasi modal fee "
-        "budget cost".split()
+        "anggaran dana alokasi pagu penerimaan belanja pendapatan biaya rp defisit surplus realisasi modal "
+        "subsidi pajak perpajakan cukai retribusi hibah transfer pembiayaan gaji upah tunjangan honorarium "
+        "fee budget cost revenue spending expenditure tax subsidy fund funds allocation money rupiah".split()
     )
     if any(t in money_words for t in tokens) and any(
         t in ("berapa", "jumlah", "besar", "nilai", "target", "how", "total") for t in tokens

@@ -21,6 +21,7 @@ the judge compares like with like. v1 and v2 get the same segments.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -64,6 +65,21 @@ MIN_COVERAGE = 0.45
 MAX_FACTS = 4
 MAX_ROWS = 8
 MAX_ITEMS = 12
+MAX_FIGURE_FACTS = 2
+# Numbers that are no figure: article, paragraph and regulation numbers, list markers.
+_NOT_A_FIGURE = re.compile(
+    r"(?i)\b(?:pasal|ayat|huruf|angka|nomor|no\.?|bab|bagian|paragraf)\s*\(?\d+[a-z]?\)?|^\(?\d{1,2}[.)]\s"
+    r"|\b\d+\s*/\s*\d{4}\b|\btahun\s+\d{4}\b(?=.{0,40}?\btentang\b)"
+)
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _states_figure(u: Unit, q: Query) -> bool:
+    """The unit states a figure: a number outside references and the question's own years (the kind asked
+    for is preferred by the scoring; the guess of that kind from the question's words is not exact enough to
+    refuse by)."""
+    text = _NOT_A_FIGURE.sub(" ", u.text)
+    return any(m.group(0) not in q.years for m in _DIGITS.finditer(text))
 
 
 def choose(units: list[Unit], query: str | Query) -> list[Unit]:
@@ -77,11 +93,18 @@ def choose(units: list[Unit], query: str | Query) -> list[Unit]:
     if tools and not _stated_answers_better(stated, tools[0], q):
         return _with_tool_results(units, ranked, tools)
     ranked = stated
+    if q.figure is not None:
+        # A question for a figure is answered by a statement of that kind of figure, or not at all: a
+        # definition of the asked term states no amount, and the nearest amount of another line or year is
+        # no answer (scoring already lowers both; this keeps them out when nothing better was shown).
+        ranked = [u for u in ranked if _states_figure(u, q)]
     if not ranked or ranked[0].coverage < MIN_COVERAGE:
         return []
     best = ranked[0]
     chosen = [best]
     limit = MAX_ROWS if best.kind == "row" else MAX_FACTS
+    if q.figure is not None and not q.asks_list:
+        limit = MAX_FIGURE_FACTS  # the asked figure, not every figure of the passage
     for u in ranked[1:]:
         if len(chosen) >= limit:
             break
@@ -129,7 +152,9 @@ def _complete_lists(units: list[Unit], chosen: list[Unit], q: Query) -> list[Uni
             out.append(u)
             continue
         list_key = (u.key, u.list_id)
-        whole = u.is_lead or q.asks_list
+        # a lead-in that states the asked figure answers on its own; its items are other figures
+        answers_alone = q.figure is not None and u.is_lead and bool(FIGURES[q.figure].search(u.text))
+        whole = (u.is_lead and not answers_alone) or q.asks_list
         members = [m for m in units if m.key == u.key and m.list_id == u.list_id and m.kind != "row"]
         items = [m for m in members if m.item]
         lead = next((m for m in members if m.is_lead), None)

@@ -80,3 +80,4 @@ def test_the_demo_quality_floor(answers: Answers) -> None:
     assert figures >= 34 and golds >= 40 and full >= 40, (figures, golds, full)
     # the not-found framing is written in the question's language
     assert all(b["answer"] == framing_in(NOT_FOUND_FRAMING, is_english(q["question"])) for q, b in not_found)
+

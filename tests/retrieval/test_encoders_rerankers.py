@@ -30,6 +30,15 @@ def test_minilm_loads_offline_and_ranks_by_meaning() -> None:
     assert float(vecs[0] @ vecs[1]) > float(vecs[0] @ vecs[2])
 
 
+def test_instruction_prefixes_reach_the_model_and_name_the_encoder() -> None:
+    plain = SentenceTransformerEncoder(num_threads=1)
+    e5_style = SentenceTransformerEncoder(num_threads=1, query_prefix="query: ", passage_prefix="passage: ")
+    assert e5_style.name == plain.name + ":prefix=query:/passage:"  # an index of the other is refused
+    text = "anggaran pendidikan"
+    assert np.allclose(e5_style.encode_queries([text]), plain.encode([f"query: {text}"]), atol=1e-5)
+    assert np.allclose(e5_style.encode([text]), plain.encode([f"passage: {text}"]), atol=1e-5)
+
+
 @pytest.mark.slow
 def test_minilm_query_path_gives_the_batch_path_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
     """Short calls (queries) skip SentenceTransformer.encode; the vectors must not change."""

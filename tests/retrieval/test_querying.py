@@ -20,10 +20,9 @@ def test_indonesian_question_and_quoted_names_stay_as_asked() -> None:
 
 
 def test_diversify_keeps_other_documents_in_view() -> None:
-    items = [("a", 1), ("a", 2), ("a", 3), ("a", 4), ("b", 5), ("c", 6)]
-    picked = diversify(items, lambda x: x[0], 2, 4)
-    assert picked == [("a", 1), ("a", 2), ("b", 5), ("c", 6)]
-    # places left over go to the passed-over items, in their order
-    expected = [("a", 1), ("a", 2), ("b", 5), ("c", 6), ("a", 3), ("a", 4)]
-    assert diversify(items, lambda x: x[0], 2, 6) == expected
-    assert diversify(items, lambda x: x[0], 0, 3) == items[:3]
+    items = [("a", 1), ("a", 2), ("a", 3), ("a", 4), ("b", 5), ("a", 6), ("c", 7), ("d", 8)]
+    # half of 4 places: the best of "a" and of "b" stay; the best of the rest fill the other two
+    assert diversify(items, lambda x: x[0], 0.5, 4) == [("a", 1), ("a", 2), ("a", 3), ("b", 5)]
+    assert diversify(items, lambda x: x[0], 0.75, 4) == [("a", 1), ("a", 2), ("b", 5), ("c", 7)]
+    assert diversify(items, lambda x: x[0], 1.0, 4) == [("a", 1), ("b", 5), ("c", 7), ("d", 8)]
+    assert diversify(items, lambda x: x[0], 0.0, 3) == items[:3]

@@ -5,6 +5,7 @@ default configuration (every role inside each of two Ingress replicas)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,25 @@ def test_auth_is_enforced(graph: dict[str, Any]) -> None:
         graph["base"] + "/query/v2", json={"query": "x"}, headers={"X-API-Key": "wrong"}, timeout=10
     )
     assert r.status_code == 401
+
+
+def test_request_id_comes_back_once_behind_rays_proxy(graph: dict[str, Any]) -> None:
+    """Ray's proxy echoes the request's X-Request-ID; the ingress adds its own only when it replaced it."""
+    sent = _post(graph, "/search", {"query": "pendidikan"}, headers={"X-Request-ID": "graph-req-1"})
+    assert sent.status_code == 200 and sent.headers.get_list("x-request-id") == ["graph-req-1"]
+    made = _post(graph, "/search", {"query": "pendidikan"})
+    assert len(made.headers.get_list("x-request-id")) == 1
+    bad = _post(graph, "/search", {"query": "pendidikan"}, headers={"X-Request-ID": "bad id"})
+    ours = [v for v in bad.headers.get_list("x-request-id") if v != "bad id"]  # Ray's proxy echoes it as sent
+    assert len(ours) == 1 and re.fullmatch(r"[0-9a-f]{32}", ours[0])  # the id in our log lines
+
+
+def test_answers_name_the_index_version_they_read(graph: dict[str, Any]) -> None:
+    version = httpx.get(graph["base"] + "/healthz", timeout=10).json()["index_version"]
+    assert re.fullmatch(r"[0-9a-f]{16}", version)
+    for path, body in [("/search", {"query": "pendidikan"}), ("/query/v2", {"query": "anggaran pendidikan"})]:
+        r = _post(graph, path, body)
+        assert r.status_code == 200 and r.headers["x-index-version"] == version, path
 
 
 def test_query_v2_answers_with_supported_figures(graph: dict[str, Any]) -> None:
