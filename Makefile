@@ -52,7 +52,7 @@ lint: install
 	$(BIN)/mypy .
 
 schemas: install
-	$(BIN)/python -m serve_app.schema_export
+	$(BIN)/python -m serve_app.wire.schema_export
 
 bench: index
 	$(BIN)/aceh-rag bench --help

@@ -68,7 +68,7 @@ _UNITS = ("tahun", "bulan", "hari", "orang", "kali")
 
 def figure_key(gold: str) -> tuple[float, bool, str | None] | str:
     """(value, is_percent, unit word) of the gold figure's first number, or its text when it has none."""
-    from serve_app.tools_text import parse_number
+    from serve_app.agent.text import parse_number
 
     core = _QUALIFIERS.sub("", gold).strip()
     m = _NUMBER.search(core)
@@ -84,7 +84,7 @@ def figure_key(gold: str) -> tuple[float, bool, str | None] | str:
 
 
 def states_figure(text: str, gold: str) -> bool:
-    from serve_app.tools_text import parse_number
+    from serve_app.agent.text import parse_number
 
     key = figure_key(gold)
     if isinstance(key, str):
@@ -131,7 +131,7 @@ def _link_tree(paths: list[str], root: Path) -> Path:
 
 
 async def _ask(agent: Any, question: str) -> tuple[Any, float]:
-    from serve_app.agent import AgentRequest
+    from serve_app.agent.agent import AgentRequest
     from serve_app.budget import RequestBudget
 
     budget = RequestBudget(deadline=time.time() + 60, model_calls=64, context_tokens=12000)
@@ -141,8 +141,8 @@ async def _ask(agent: Any, question: str) -> tuple[Any, float]:
 
 
 def evaluate(agent: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from serve_app.compose import compose
-    from serve_app.refusals import FRAMINGS_EN, NOT_FOUND_FRAMING
+    from serve_app.answer.compose import compose
+    from serve_app.answer.refusals import FRAMINGS_EN, NOT_FOUND_FRAMING
 
     rows = []
     for q in questions:
@@ -254,11 +254,11 @@ DEMO_QUESTIONS = ROOT / "tests" / "data" / "demo_questions.jsonl"
 
 def run_demo(index: Path | None) -> dict[str, Any]:
     """The demo questions through the in-process pipeline (guard, agent, composer, judge)."""
-    from serve_app import factory
-    from serve_app.auth import Principal
+    from serve_app.answer.refusals import NOT_FOUND_FRAMING
     from serve_app.config import load_config
-    from serve_app.refusals import NOT_FOUND_FRAMING
-    from serve_app.schemas import QueryV2Request
+    from serve_app.guard.auth import Principal
+    from serve_app.runtime import factory
+    from serve_app.wire.schemas import QueryV2Request
 
     questions = [json.loads(line) for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
     with tempfile.TemporaryDirectory(prefix="agent-quality-demo-") as tmp:
@@ -406,9 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     from models.rerankers import FeatureReranker
     from retrieval.ingest import ingest
     from retrieval.retriever import Retriever
-    from serve_app.agent import Agent
-    from serve_app.tools import LocalRetrieverPort
-    from serve_app.writer_embedded import EmbeddedWriter
+    from serve_app.agent.agent import Agent
+    from serve_app.agent.tools.base import LocalRetrieverPort
+    from serve_app.agent.writers.embedded import EmbeddedWriter
 
     questions = [
         json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()

@@ -109,9 +109,9 @@ def run(clients: int, settle_s: float) -> dict[str, Any]:
     from ray import serve
 
     from benchmarks.query_v2 import free_port, wait_healthy
-    from serve_app import factory
     from serve_app.config import load_config
-    from serve_app.serve_runner import start_serve
+    from serve_app.runtime import factory
+    from serve_app.runtime.serve_runner import start_serve
 
     repo = Path(__file__).resolve().parent.parent
     results: dict[str, Any] = {}

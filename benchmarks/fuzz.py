@@ -141,8 +141,8 @@ def fuzz(
 
 def demo_app(tmp: Path) -> Any:
     """The in-process app over the demo corpus, in ``tmp`` (index, store)."""
-    from serve_app import factory
     from serve_app.config import load_config
+    from serve_app.runtime import factory
 
     repo = Path(__file__).resolve().parent.parent
     index_dir = tmp / "index"

@@ -33,7 +33,7 @@ from benchmarks.harness import (
     shared_data,
     write_result,
 )
-from serve_app.policy import GuardDecision, PolicyGuard
+from serve_app.guard.policy import GuardDecision, PolicyGuard
 
 ROOT = Path(__file__).resolve().parents[1]
 SPLIT_SALT = "guard-eval-v1:"

@@ -19,14 +19,15 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from serve_app import errors
-from serve_app.auth import Principal
+from serve_app.guard.auth import Principal
+from serve_app.guard.policy import GuardDecision
 from serve_app.metrics import Metrics
-from serve_app.openapi import openapi_document
-from serve_app.pipeline import AnswerResult, Pipeline
-from serve_app.policy import GuardDecision
-from serve_app.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
-from serve_app.sse import error_frame, frame, v1_answer_frames, v2_answer_frames
-from serve_app.tracing import TraceMiddleware
+from serve_app.pipeline import Pipeline
+from serve_app.wire.openapi import openapi_document
+from serve_app.wire.responses import AnswerResult
+from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
+from serve_app.wire.sse import error_frame, frame, v1_answer_frames, v2_answer_frames
+from serve_app.wire.tracing import TraceMiddleware
 
 log = logging.getLogger("aceh_rag.ingress")
 KEEPALIVE = ": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic

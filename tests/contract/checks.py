@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "serve_app" / "wire_schema" / "v1"
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "serve_app" / "wire" / "json_schemas" / "v1"
 
 VERDICTS = ("supported", "unsupported", "unverified", "uncited", "invalid_citation", "from_conversation")
 JUDGED = frozenset({"supported", "unsupported", "unverified"})
@@ -117,7 +117,8 @@ def _validator(name: str) -> jsonschema.Draft202012Validator:
 
 
 def validate_against_schema(body: Any, name: str) -> None:
-    """Validate ``body`` against the committed JSON Schema ``serve_app/wire_schema/v1/<name>.schema.json``
+    """Validate ``body`` against the committed JSON Schema
+    ``serve_app/wire/json_schemas/v1/<name>.schema.json``
     (Draft 2020-12), e.g. ``query_v2_response`` or ``event.annotations``."""
     errors = sorted(_validator(name).iter_errors(body), key=lambda e: list(e.absolute_path))
     assert not errors, f"{name}: " + "; ".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
