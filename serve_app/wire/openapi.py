@@ -186,7 +186,8 @@ def openapi_document() -> dict[str, Any]:
         },
         "/healthz": {
             "get": {
-                "summary": "200 once every deployment answers",
+                "summary": "200 once every deployment answers; `model_servers` names each model server a "
+                "role uses (ok or unavailable); `status` is `degraded` while one is down",
                 "security": [],
                 "responses": {"200": {"description": "OK"}, "503": {"description": "not ready"}},
             }
