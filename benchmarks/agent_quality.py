@@ -68,7 +68,7 @@ _UNITS = ("tahun", "bulan", "hari", "orang", "kali")
 
 def figure_key(gold: str) -> tuple[float, bool, str | None] | str:
     """(value, is_percent, unit word) of the gold figure's first number, or its text when it has none."""
-    from serve_app.tools_text import parse_number
+    from serve_app.agent.text import parse_number
 
     core = _QUALIFIERS.sub("", gold).strip()
     m = _NUMBER.search(core)
@@ -84,7 +84,7 @@ def figure_key(gold: str) -> tuple[float, bool, str | None] | str:
 
 
 def states_figure(text: str, gold: str) -> bool:
-    from serve_app.tools_text import parse_number
+    from serve_app.agent.text import parse_number
 
     key = figure_key(gold)
     if isinstance(key, str):
@@ -131,7 +131,7 @@ def _link_tree(paths: list[str], root: Path) -> Path:
 
 
 async def _ask(agent: Any, question: str) -> tuple[Any, float]:
-    from serve_app.agent import AgentRequest
+    from serve_app.agent.agent import AgentRequest
     from serve_app.budget import RequestBudget
 
     budget = RequestBudget(deadline=time.time() + 60, model_calls=64, context_tokens=12000)
@@ -141,8 +141,8 @@ async def _ask(agent: Any, question: str) -> tuple[Any, float]:
 
 
 def evaluate(agent: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from serve_app.compose import compose
-    from serve_app.refusals import FRAMINGS_EN, NOT_FOUND_FRAMING
+    from serve_app.answer.compose import compose
+    from serve_app.answer.refusals import FRAMINGS_EN, NOT_FOUND_FRAMING
 
     rows = []
     for q in questions:
@@ -177,7 +177,7 @@ def evaluate(agent: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]
     return rows
 
 
-def _rate(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
+def rate(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
     values = [r[key] for r in rows if r[key] is not None]
     hits = sum(bool(v) for v in values)
     return {
@@ -192,7 +192,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "questions": len(rows),
         **{
-            k: _rate(rows, k)
+            k: rate(rows, k)
             for k in ("gold_shown", "cites_gold", "states_figure", "figure_cited_gold", "not_found")
         },
         "facts_per_answer": round(statistics.mean(r["facts"] for r in rows), 2) if rows else None,
@@ -248,108 +248,6 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-DEMO_CORPUS = ROOT / "configs" / "demo_corpus"
-DEMO_QUESTIONS = ROOT / "tests" / "data" / "demo_questions.jsonl"
-
-
-def run_demo(index: Path | None) -> dict[str, Any]:
-    """The demo questions through the in-process pipeline (guard, agent, composer, judge)."""
-    from serve_app import factory
-    from serve_app.auth import Principal
-    from serve_app.config import load_config
-    from serve_app.refusals import NOT_FOUND_FRAMING
-    from serve_app.schemas import QueryV2Request
-
-    questions = [json.loads(line) for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
-    with tempfile.TemporaryDirectory(prefix="agent-quality-demo-") as tmp:
-        index_dir = index or Path(tmp) / "index"
-        env = {
-            **os.environ,
-            "ACEH_INDEX_DIR": str(index_dir),
-            "ACEH_API_KEYS": "bench",
-            "ACEH_DATABASE_URL": f"sqlite:///{Path(tmp) / 'store.db'}",
-        }
-        env.pop("ACEH_CORPUS", None)
-        cfg = load_config(env=env)
-        started = time.perf_counter()
-        factory.ingest_paths(cfg, [DEMO_CORPUS], index_dir, progress=False)
-        ingest_s = round(time.perf_counter() - started, 1)
-        pipeline = factory.build_inprocess(cfg)
-
-        async def ask_all() -> list[dict[str, Any]]:
-            rows = []
-            for q in questions:
-                t0 = time.perf_counter()
-                request = QueryV2Request(query=q["question"])
-                body = (await pipeline.answer(request, Principal.anonymous(), route="v2")).body
-                answer = body.get("answer") or ""
-                sources = [c.get("source") for c in body.get("citations", [])]
-                figure, gold = q["expected_figure"], q["gold_file"]
-                rows.append(
-                    {
-                        "id": q["id"],
-                        "kind": q["kind"],
-                        "question": q["question"],
-                        "expected_figure": figure,
-                        "gold_file": gold,
-                        "states_figure": (figure in answer) if figure else None,
-                        "cites_gold": any(s and s.endswith(gold) for s in sources) if gold else None,
-                        "verification": (body.get("faithfulness") or {}).get("verification"),
-                        "not_found": NOT_FOUND_FRAMING in answer if q["kind"] == "not_found" else None,
-                        "claims": [c.get("verdict") for c in body.get("claims", [])],
-                        "latency_ms": round((time.perf_counter() - t0) * 1000, 1),
-                        "answer": answer,
-                    }
-                )
-            return rows
-
-        rows = asyncio.run(ask_all())
-    full = [r["verification"] == "full" for r in rows]
-    full_rate = round(100.0 * sum(full) / len(full), 1)
-    summary = {
-        "questions": len(rows),
-        "states_figure": _rate(rows, "states_figure"),
-        "cites_gold": _rate(rows, "cites_gold"),
-        "verification_full": {"hits": sum(full), "total": len(full), "rate": full_rate},
-        "not_found_framed": _rate(rows, "not_found"),
-        "claims_per_answer": round(statistics.mean(len(r["claims"]) for r in rows), 2),
-        "unsupported_claims": sum(c != "supported" for r in rows for c in r["claims"]),
-        "latency_ms_p50": round(percentile([r["latency_ms"] for r in rows], 0.5), 1),
-    }
-    return {"ingest_s": ingest_s, "summary": summary, "rows": rows}
-
-
-def demo_markdown(result: dict[str, Any]) -> str:
-    s = result["summary"]
-    lines = [
-        "# Agent quality on the demo corpus (embedded agent and judge, whole pipeline)",
-        "",
-        f"{result['date']} · {result['machine']} · `{result['command']}` · {result['threads']} threads · "
-        f"{result['runs']} run · ingest {result['ingest_s']} s",
-        "",
-        *rate_table(s, (
-            ("states_figure", "answer contains expected_figure"),
-            ("cites_gold", "answer cites gold_file"),
-            ("verification_full", "verification 'full'"),
-            ("not_found_framed", "not_found questions answered with the not-found framing"),
-        )),
-    ]
-    lines += [
-        "",
-        f"Claims per answer {s['claims_per_answer']} (mean), unsupported claims {s['unsupported_claims']}, "
-        f"latency p50 {s['latency_ms_p50']} ms.",
-        "",
-        "| id | figure | cites gold | verification | claims |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    mark = {True: "yes", False: "no", None: "–"}
-    for r in result["rows"]:
-        claims = " ".join("✓" if c == "supported" else "✗" for c in r["claims"]) or "–"
-        figure, gold = mark[r["states_figure"]], mark[r["cites_gold"]]
-        lines.append(f"| {r['id']} | {figure} | {gold} | {r['verification']} | {claims} |")
-    return "\n".join(lines) + "\n"
-
-
 def _write(result: Result, render: Callable[[dict[str, Any]], str], quick: bool = False) -> None:
     """The record to results/<benchmark>.json and its Markdown table next to it."""
     record = result.to_json() | {"machine": machine_summary(result.machine)}
@@ -387,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_full(args.full_index, args.label, argv, _write)
     if args.demo:
+        from benchmarks.agent_quality_demo import demo_markdown, run_demo
+
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         demo = run_demo(args.index)
         # The demo questions were written with the demo corpus, and the agent was tuned on them.
@@ -406,9 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     from models.rerankers import FeatureReranker
     from retrieval.ingest import ingest
     from retrieval.retriever import Retriever
-    from serve_app.agent import Agent
-    from serve_app.tools import LocalRetrieverPort
-    from serve_app.writer_embedded import EmbeddedWriter
+    from serve_app.agent.agent import Agent
+    from serve_app.agent.tools.base import LocalRetrieverPort
+    from serve_app.agent.writers.embedded import EmbeddedWriter
 
     questions = [
         json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()

@@ -141,8 +141,8 @@ def fuzz(
 
 def demo_app(tmp: Path) -> Any:
     """The in-process app over the demo corpus, in ``tmp`` (index, store)."""
-    from serve_app import factory
     from serve_app.config import load_config
+    from serve_app.runtime import factory
 
     repo = Path(__file__).resolve().parent.parent
     index_dir = tmp / "index"
@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures={"cases": report["cases"], "failures": report["failures"]},
             data="schemathesis cases from /openapi.json (demo corpus), valid/wrong/no key, positive+negative",
             in_sample=False,
-            command=command("benchmarks.fuzz", argv),
+            command=command("fuzz", argv),
             details={**report, "examples_per_route_mode_credential": args.examples,
                      "seconds": round(seconds)},
         ),

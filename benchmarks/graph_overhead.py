@@ -90,8 +90,8 @@ def _serve_inprocess_http(config: str, env: dict[str, str], port: int) -> None:
     """Child process: the Ingress routes over the in-process pipeline, served by uvicorn (no Ray)."""
     import uvicorn
 
-    from serve_app import factory
     from serve_app.config import load_config
+    from serve_app.runtime import factory
 
     app = factory.build_inprocess_app(load_config(config, env=env))
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.haproxy:  # before ray.serve is imported here: its constants read the environment once
         from serve_app.config import AppConfig, ServeConfig
-        from serve_app.serve_runner import ray_env
+        from serve_app.runtime.serve_runner import ray_env
 
         os.environ.update(ray_env(AppConfig(serve=ServeConfig(haproxy=True))))
 
@@ -157,11 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     from ray import serve
 
     from benchmarks.query_v2 import free_port, wait_healthy
-    from serve_app import factory
-    from serve_app.auth import Principal
     from serve_app.config import load_config
-    from serve_app.schemas import QueryV2Request
-    from serve_app.serve_runner import start_serve
+    from serve_app.guard.auth import Principal
+    from serve_app.runtime import factory
+    from serve_app.runtime.serve_runner import start_serve
+    from serve_app.wire.schemas import QueryV2Request
 
     tmp = Path(tempfile.mkdtemp(prefix="aceh-bench-"))
     port = free_port()

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from benchmarks.guard_report import SetResult, figures, render, summarize
 from benchmarks.harness import Result, atomic_write, command, percentile, shared_data, write_result
-from serve_app.policy import GuardDecision, PolicyGuard
+from serve_app.guard.policy import GuardDecision, PolicyGuard
 
 ROOT = Path(__file__).resolve().parents[1]
 SPLIT_SALT = "guard-eval-v1:"

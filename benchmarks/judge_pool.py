@@ -391,8 +391,8 @@ def main(argv: list[str] | None = None) -> int:
     from ray import serve
 
     from judge.batching import judge_batch
-    from serve_app import factory
     from serve_app.config import load_config
+    from serve_app.runtime import factory
 
     cfg = load_config(str(REPO / "configs" / "default.yaml"), env={})
     raw = cfg.model_dump(mode="json")

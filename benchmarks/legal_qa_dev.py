@@ -177,8 +177,8 @@ async def _answers(app: Any, questions: list[dict[str, Any]]) -> list[dict[str, 
 
 
 def run_answers(index_dir: Path, questions: list[dict[str, Any]], tmp: Path) -> list[dict[str, Any]]:
-    from serve_app import factory
     from serve_app.config import load_config
+    from serve_app.runtime import factory
 
     env = {
         **os.environ,
@@ -275,11 +275,11 @@ def project_questions(index_dir: Path) -> dict[str, Any]:
     """The project's own questions (benchmarks/data/legal_questions.jsonl) through the embedded agent over
     the same index (second table)."""
     from benchmarks.agent_quality import QUESTIONS, evaluate, summarize
-    from serve_app import factory
-    from serve_app.agent import Agent
+    from serve_app.agent.agent import Agent
+    from serve_app.agent.tools.base import LocalRetrieverPort
+    from serve_app.agent.writers.embedded import EmbeddedWriter
     from serve_app.config import load_config
-    from serve_app.tools import LocalRetrieverPort
-    from serve_app.writer_embedded import EmbeddedWriter
+    from serve_app.runtime import factory
 
     cfg = load_config(env={**os.environ, "ACEH_INDEX_DIR": str(index_dir), "ACEH_API_KEYS": API_KEY})
     retriever = factory.build_retriever(cfg)

@@ -174,7 +174,7 @@ async def measure(base: str, questions: list[str], levels: list[int], requests: 
 
 
 def prepare_index(cfg_for_ingest: Any, subset: str, index_arg: str | None) -> tuple[Path, dict[str, Any]]:
-    from serve_app import factory
+    from serve_app.runtime import factory
 
     if index_arg:
         index_dir = Path(index_arg).resolve()
@@ -217,9 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
                        "RAY_USAGE_STATS_ENABLED": "0"})
 
-    from serve_app import factory
     from serve_app.config import load_config
-    from serve_app.serve_runner import check_port_free, start_serve
+    from serve_app.runtime import factory
+    from serve_app.runtime.serve_runner import check_port_free, start_serve
 
     questions = load_questions(QUESTIONS)
     with tempfile.TemporaryDirectory(prefix="aceh-bench-q2-") as tmp:

@@ -1,0 +1,24 @@
+"""aceh-rag's service: the Ray Serve graph over plain objects that also run in one process.
+
+Read the request's path by folder and file name:
+
+``app.py`` (the graph, every ``.bind()``) → ``guard/`` (auth, limits, policy) → ``ingress.py`` (routes) →
+``pipeline.py`` (the ordered steps of one answer) → ``agent/`` (planner, ``tools/``, ``writers/``) →
+``answer/`` (compose, annotate, the v1 gate) → ``judge/`` → ``guard/`` → ``wire/`` (schemas, SSE, OpenAPI);
+``conversation/`` holds the store and history, ``runtime/`` the factory, serve runner and CLI.
+
+Allowed imports (tests/test_import_rules.py fails when one is crossed):
+
+* shared modules at the top (``errors``, ``budget``, ``config``, ``metrics``, ``scope``) import only each
+  other; every layer may import them;
+* ``guard/`` and ``conversation/`` import no other package of serve_app;
+* ``answer/`` imports no other package: it owns the segment, claim and verdict types
+  (``answer/segments.py``, ``answer/annotation.py``);
+* ``agent/`` may import ``answer/`` (it writes segments), never the reverse;
+* ``wire/`` may import only the type modules of ``answer/`` (``segments``, ``annotation``) to publish them;
+  the response builders live in ``wire/``;
+* ``pipeline.py`` imports the role packages but not ``ingress``, ``app`` or ``runtime/``; ``ingress.py``
+  imports the pipeline, ``guard/`` and ``wire/``;
+* only ``app.py`` and ``runtime/`` import everything; nothing imports them but each other;
+* the libraries ``retrieval/``, ``judge/`` and ``models/`` import neither Ray nor serve_app.
+"""

@@ -1,7 +1,8 @@
 """The Ray Serve graph: every ``.bind()`` in one place, built by one typed builder from the config.
 
 HTTP → Ingress (Starlette; calls Guard first) → Agent (→ Retriever) → Annotator (→ JudgePool) → Guard.
-Each deployment wraps the same plain object the in-process pipeline uses (see :mod:`serve_app.factory`).
+Each deployment wraps the same plain object the in-process pipeline uses
+(see :mod:`serve_app.runtime.factory`).
 Replica counts, CPUs/GPUs and batch settings come from the YAML config, and so does placement: a role named
 in ``serve.colocate`` is built inside each Ingress replica instead of as a deployment of its own.
 """
@@ -20,11 +21,11 @@ from ray import serve
 from ray.serve import Application
 
 from retrieval.live import version_of
-from serve_app import factory
 from serve_app.config import ROLES, AppConfig, load_config
 from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
-from serve_app.ports import HandleProxy, RemoteAgent, RemoteAnnotator
-from serve_app.tracing import configure_logging
+from serve_app.runtime import factory
+from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator
+from serve_app.wire.tracing import configure_logging
 
 
 class AppArgs(BaseModel):
@@ -296,6 +297,7 @@ class IngressDeployment(_Component):
             metrics=self.metrics,
             health=self._health,
             metrics_text=self._metrics_text,
+            model_health=factory.model_health_check(self.pipeline.config),
             behind_ray_proxy=True,
         )
         return ingress.app()

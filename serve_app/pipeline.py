@@ -14,31 +14,28 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from judge.prompt import PROMPT_TEMPLATE_VERSION as JUDGE_PROMPT_VERSION
-from retrieval.types import SearchHit
 from serve_app import errors
-from serve_app.annotate import (
-    V1_REFUSAL_REASON,
-    Annotation,
-    blocked_annotation,
-    refusal_annotation,
-    v1_gate,
-)
-from serve_app.auth import Principal
+from serve_app.agent.prompts import AGENT_PROMPT_VERSION
+from serve_app.answer.annotation import Annotation, blocked_annotation, refusal_annotation
+from serve_app.answer.compose import compose
+from serve_app.answer.refusals import refusal_text
+from serve_app.answer.segments import Passage
+from serve_app.answer.v1_gate import V1_REFUSAL_REASON, v1_gate
 from serve_app.budget import RequestBudget
-from serve_app.compose import compose
 from serve_app.config import AppConfig
-from serve_app.history import (
+from serve_app.conversation.history import (
     from_conversation_texts,
     model_history,
     preferred_documents,
     single_referenced_document,
 )
-from serve_app.prompts import AGENT_PROMPT_VERSION
-from serve_app.refusals import refusal_text
-from serve_app.schemas import (
+from serve_app.guard.auth import Principal
+from serve_app.scope import Scope, resolve_scope
+from serve_app.wire.responses import AnswerResult, Route, search_result
+from serve_app.wire.schemas import (
     PlaygroundRequest,
     PlaygroundResponse,
     QueryRequest,
@@ -47,37 +44,9 @@ from serve_app.schemas import (
     SearchRequest,
     dump,
 )
-from serve_app.scope import Scope, resolve_scope
-from serve_app.segments import Passage
 
-Route = Literal["v1", "v2", "playground"]
 EventSink = Callable[[dict[str, Any]], Awaitable[None]]
 PROMPT_TEMPLATE_VERSION = f"{AGENT_PROMPT_VERSION}+{JUDGE_PROMPT_VERSION}"
-
-
-@dataclass
-class AnswerResult:
-    """Everything the JSON and SSE writers need; ``body`` is the JSON response."""
-
-    route: Route
-    body: dict[str, Any]
-    passages: list[Passage] = field(default_factory=list)
-    blocked_category: str | None = None
-    finish_reason: str = "stop"
-
-
-def search_result(hit: SearchHit) -> dict[str, Any]:
-    """The fields every search result carries (CLI ``search --json`` lines and ``POST /search``)."""
-    c = hit.chunk
-    return {
-        "document_id": c.document_id,
-        "document_title": c.document_title,
-        "chunk_id": c.chunk_id,
-        "source": c.source,
-        "legal_reference": c.legal_reference,
-        "score": float(hit.score),
-        "text": c.text,
-    }
 
 
 def _now() -> str:
@@ -257,7 +226,7 @@ class Pipeline:
         turns: list[dict[str, str]],
         messages: list[dict[str, Any]],
     ) -> Any:
-        from serve_app.agent import AgentRequest
+        from serve_app.agent.agent import AgentRequest
 
         single = single_referenced_document(messages, req.query) if messages else None
         preferred = preferred_documents(messages) if messages else []
@@ -393,6 +362,7 @@ class Pipeline:
                     **v2_fields,
                     playground_run_id=uuid.uuid4().hex,
                     latency_ms=round((time.perf_counter() - ctx.started) * 1000, 3),
+                    editorial_prompt_applied=self.models_info["agent"]["engine"] != "embedded",
                 )
             else:
                 body_model = QueryV2Response(**common, **v2_fields, conversation_id="", message_id="")

@@ -39,7 +39,7 @@ def make_config(tmp: Path, index_dir: Path, **overrides: object) -> AppConfig:
 @pytest.fixture(scope="session")
 def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo corpus ingested once with the real offline encoder."""
-    from serve_app import factory
+    from serve_app.runtime import factory
 
     index_dir = tmp_path_factory.mktemp("index") / "demo"
     cfg = make_config(tmp_path_factory.mktemp("cfg"), index_dir)
@@ -50,7 +50,7 @@ def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def demo_retriever(demo_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Retriever:
-    from serve_app import factory
+    from serve_app.runtime import factory
 
     retriever: Retriever = factory.build_retriever(make_config(tmp_path_factory.mktemp("r"), demo_index))
     return retriever
@@ -63,6 +63,6 @@ def app_config(tmp_path: Path, demo_index: Path) -> AppConfig:
 
 @pytest.fixture()
 def pipeline(app_config: AppConfig, demo_retriever: Retriever) -> Iterator[object]:
-    from serve_app import factory
+    from serve_app.runtime import factory
 
     yield factory.build_inprocess(app_config, retriever=demo_retriever)

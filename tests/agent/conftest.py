@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-import time
 from typing import TypedDict
 
 import pytest
 
 from retrieval.types import Chunk
 from serve_app.budget import RequestBudget
-from tests.agent.fakes import FakeRetriever, FakeTable, make_chunk
+from tests.support.agents import FakeRetriever, FakeTable, make_chunk
+from tests.support.answers import make_budget
 
 BUDGET_HEADER = "Urusan | Tahun | Anggaran"
 BUDGET_ROWS = [
@@ -103,14 +103,6 @@ def retriever() -> FakeRetriever:
         tables={"apba": budget_table()},
         articles={("UU", "11", 2006, "7"): ["uu-11-2006-c0"], ("UU", "31", 2004, "3"): ["perikanan-c0"]},
         cross={("UU", "11", 2006): [("perppu-2-2008-c0", "mengubah")]},
-    )
-
-
-def make_budget(
-    *, deadline_s: float = 20.0, calls: int = 64, context: int = 12000, share: float = 0.35
-) -> RequestBudget:
-    return RequestBudget(
-        deadline=time.time() + deadline_s, model_calls=calls, context_tokens=context, judge_share=share
     )
 
 

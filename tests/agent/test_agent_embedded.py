@@ -4,14 +4,15 @@ import asyncio
 from typing import Any
 
 from retrieval.types import Chunk
-from serve_app.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
-from serve_app.compose import compose
-from serve_app.refusals import LEAD_IN_FRAMING, NOT_FOUND_FRAMING, SUMMARY_LEAD_IN
-from serve_app.segments import Passage
-from serve_app.tools import LocalRetrieverPort
-from serve_app.writer_embedded import EmbeddedWriter, split_units
-from tests.agent.conftest import BUDGET_HEADER, make_budget
-from tests.agent.fakes import FakeRetriever, fake_find_references
+from serve_app.agent.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
+from serve_app.agent.tools.base import LocalRetrieverPort
+from serve_app.agent.writers.embedded import EmbeddedWriter, split_units
+from serve_app.answer.compose import compose
+from serve_app.answer.refusals import LEAD_IN_FRAMING, NOT_FOUND_FRAMING, SUMMARY_LEAD_IN
+from serve_app.answer.segments import Passage
+from tests.agent.conftest import BUDGET_HEADER
+from tests.support.agents import FakeRetriever, fake_find_references
+from tests.support.answers import make_budget
 
 
 def make_agent(retriever: FakeRetriever, **kwargs: Any) -> Agent:
@@ -157,7 +158,7 @@ def test_split_units_never_cuts_inside_an_amount_with_ocr_spaces() -> None:
 
 
 def test_list_item_is_written_under_its_lead_in() -> None:
-    from serve_app.segments import Passage
+    from serve_app.answer.segments import Passage
 
     text = (
         "(3) Jumlah penduduk Desa, luas wilayah Desa, dan angka kemiskinan Desa dihitung dengan bobot: "
@@ -180,7 +181,7 @@ def test_list_item_is_written_under_its_lead_in() -> None:
 
 
 def test_a_regulation_year_is_not_an_asked_period() -> None:
-    from serve_app.writer_units import expected_figure, query_terms
+    from serve_app.agent.writers.units import expected_figure, query_terms
 
     terms, asked_years = query_terms("Berapa persen minimal APBA untuk pendidikan menurut UU 11/2006?")
     assert (

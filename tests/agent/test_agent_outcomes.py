@@ -8,16 +8,17 @@ from typing import Any
 
 import pytest
 
-from benchmarks.query_v2 import free_port
 from models.base import ModelTimeout, ModelUnavailable
-from serve_app.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
-from serve_app.refusals import REFUSAL_TEXTS
-from serve_app.tools import LocalRetrieverPort
-from serve_app.tools_open_data import EgressPolicy, OpenDataTool
-from serve_app.writer_embedded import EmbeddedWriter
-from serve_app.writer_llm import LLMWriter
-from tests.agent.conftest import corpus_chunks, make_budget
-from tests.agent.fakes import FakeRetriever, ScriptedEngine, fake_find_references
+from serve_app.agent.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
+from serve_app.agent.tools.base import LocalRetrieverPort
+from serve_app.agent.tools.open_data import EgressPolicy, OpenDataTool
+from serve_app.agent.writers.embedded import EmbeddedWriter
+from serve_app.agent.writers.llm import LLMWriter
+from serve_app.answer.refusals import REFUSAL_TEXTS
+from tests.agent.conftest import corpus_chunks
+from tests.support.agents import FakeRetriever, ScriptedEngine, fake_find_references
+from tests.support.answers import make_budget
+from tests.support.net import free_port
 
 QUESTION = "Berapa anggaran pendidikan Aceh tahun 2023?"
 VALID = {
@@ -92,7 +93,7 @@ def test_model_timeout(retriever: FakeRetriever) -> None:
 
 
 def test_slow_model_past_the_agent_deadline_times_out(retriever: FakeRetriever) -> None:
-    budget = make_budget(deadline_s=0.6, share=0.5)  # the agent has 0.3 s
+    budget = make_budget(deadline_s=0.6, judge_share=0.5)  # the agent has 0.3 s
     outcome = run(agent_with(retriever, LLMWriter(ScriptedEngine([VALID], delay_s=2.0))), budget=budget)
     assert_refusal(outcome, "model_timeout")
 
@@ -103,7 +104,7 @@ def test_model_server_failure_is_a_502(retriever: FakeRetriever) -> None:
 
 
 def test_calls_budget_used_up(retriever: FakeRetriever) -> None:
-    budget = make_budget(calls=2, share=0.5)  # one call for the agent, one kept for the judge
+    budget = make_budget(calls=2, judge_share=0.5)  # one call for the agent, one kept for the judge
     outcome = run(agent_with(retriever, LLMWriter(ScriptedEngine([INVALID, VALID]))), budget=budget)
     assert_refusal(outcome, "query_budget_exhausted")
     assert budget.model_calls_used == 1 and budget.calls_left_for_judge() == 1
@@ -120,7 +121,7 @@ def test_agent_deadline_passed_after_tools_is_budget_exhausted(retriever: FakeRe
         tools=ToolsConfig(find_references=fake_find_references),
         guard_passage_screen=slow_screen,
     )
-    budget = make_budget(deadline_s=0.4, share=0.5)  # the agent stops at 0.2 s
+    budget = make_budget(deadline_s=0.4, judge_share=0.5)  # the agent stops at 0.2 s
     outcome = run(agent, budget=budget)
     assert outcome.tool_executed and outcome.tool_call_audit[0]["status"] == "ok"
     assert_refusal(outcome, "query_budget_exhausted")
@@ -129,7 +130,7 @@ def test_agent_deadline_passed_after_tools_is_budget_exhausted(retriever: FakeRe
 
 def test_search_stopped_at_the_agent_deadline_is_a_404() -> None:
     slow = FakeRetriever(corpus_chunks(), delay_s=0.4)
-    budget = make_budget(deadline_s=0.4, share=0.5)
+    budget = make_budget(deadline_s=0.4, judge_share=0.5)
     outcome = run(agent_with(slow, EmbeddedWriter(), tool_timeout_s=5.0), budget=budget)
     assert outcome.error == "not_found"
     assert outcome.tool_call_audit[0]["status"] == "timeout"

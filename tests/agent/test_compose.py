@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from serve_app.compose import compose, table_cells, utf16_len, validate_segments
-from serve_app.segments import KINDS, LAYOUTS, ComposedAnswer, Segment
+from serve_app.answer.compose import compose, table_cells, utf16_len, validate_segments
+from serve_app.answer.segments import KINDS, LAYOUTS, ComposedAnswer, Segment
 
 S = Segment
 

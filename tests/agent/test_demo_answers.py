@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from retrieval.querying import is_english
-from serve_app.refusals import NOT_FOUND_FRAMING, framing_in
+from serve_app.answer.refusals import NOT_FOUND_FRAMING, framing_in
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "demo_questions.jsonl"
 # Question id -> (the question's JSONL record, the answer body).
@@ -21,9 +21,9 @@ Answers = dict[str, tuple[dict[str, Any], dict[str, Any]]]
 
 @pytest.fixture(scope="module")
 def answers(demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory) -> Answers:
-    from serve_app import factory
-    from serve_app.auth import Principal
-    from serve_app.schemas import QueryV2Request
+    from serve_app.guard.auth import Principal
+    from serve_app.runtime import factory
+    from serve_app.wire.schemas import QueryV2Request
     from tests.conftest import make_config
 
     pipeline = factory.build_inprocess(

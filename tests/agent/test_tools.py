@@ -13,16 +13,16 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from retrieval.types import Chunk
-from serve_app.agent import Agent, AgentRequest, ToolsConfig
-from serve_app.tools import Evidence, LocalRetrieverPort, ToolContext
-from serve_app.tools_open_data import BpsTool, EgressPolicy, OpenDataTool
-from serve_app.tools_planner import Planner
-from serve_app.tools_search import SummarizeTool
-from serve_app.tools_sql import SqlQueryTool, UnsafeStatement, check_select
-from serve_app.tools_table import TableQueryTool
-from serve_app.writer_embedded import EmbeddedWriter
-from tests.agent.conftest import make_budget
-from tests.agent.fakes import FakeRetriever, fake_find_references
+from serve_app.agent.agent import Agent, AgentRequest, ToolsConfig
+from serve_app.agent.planner import Planner
+from serve_app.agent.tools.base import Evidence, LocalRetrieverPort, ToolContext
+from serve_app.agent.tools.open_data import BpsTool, EgressPolicy, OpenDataTool
+from serve_app.agent.tools.search import SummarizeTool
+from serve_app.agent.tools.sql import SqlQueryTool, UnsafeStatement, check_select
+from serve_app.agent.tools.table import TableQueryTool
+from serve_app.agent.writers.embedded import EmbeddedWriter
+from tests.support.agents import FakeRetriever, fake_find_references
+from tests.support.answers import make_budget
 
 
 def ctx(retriever: FakeRetriever, query: str, **kwargs: Any) -> ToolContext:
@@ -160,7 +160,7 @@ def test_sql_tool_plans_a_parameterised_select_and_stays_read_only(sqlite_url: s
 def test_sql_connection_is_read_only_even_past_the_check(
     sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import serve_app.tools_sql as tools_sql
+    import serve_app.agent.tools.sql as tools_sql
 
     monkeypatch.setattr(tools_sql, "check_select", lambda s: s)  # as if a write slipped past the check
     tool = SqlQueryTool(sqlite_url)
@@ -336,7 +336,7 @@ def test_planner_with_the_retrievers_own_reference_parser() -> None:
 
 
 def test_relation_labels_reduce_to_what_a_question_asks() -> None:
-    from serve_app.tools_search import relation_kind
+    from serve_app.agent.tools.search import relation_kind
 
     assert [relation_kind(x) for x in ("revokes", "amends", "as_amended", "legal_basis", "mengubah")] == [
         "revoke",

@@ -8,20 +8,20 @@ import jsonschema
 import pytest
 
 from models.base import CallRecord, Generation
-from serve_app.budget import RequestBudget
-from serve_app.prompts import (
+from serve_app.agent.prompts import (
     DEFAULT_EDITORIAL,
     SEGMENT_JSON_SCHEMA,
     SYSTEM_RULES,
     build_messages,
-    passage_identity,
     system_prompt,
 )
-from serve_app.refusals import REFUSAL_REASONS, refusal_text
-from serve_app.segments import Passage
-from serve_app.writer_llm import LLMWriter, parse_segments
-from tests.agent.conftest import corpus_chunks, make_budget
-from tests.agent.fakes import ScriptedEngine
+from serve_app.agent.writers.llm import LLMWriter, parse_segments
+from serve_app.answer.refusals import REFUSAL_REASONS, refusal_text
+from serve_app.answer.segments import Passage, passage_identity
+from serve_app.budget import RequestBudget
+from tests.agent.conftest import corpus_chunks
+from tests.support.agents import ScriptedEngine
+from tests.support.answers import make_budget
 
 
 def test_editorial_prompt_replaces_only_the_editorial_layer() -> None:

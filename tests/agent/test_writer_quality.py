@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 
-from serve_app.compose import compose, validate_segments
-from serve_app.refusals import NOT_FOUND_FRAMING
-from serve_app.segments import Passage, Segment
-from serve_app.tools import LocalRetrieverPort, ToolContext
-from serve_app.tools_planner import Planner, analyse, search_query
-from serve_app.tools_table import TableQueryTool, detect_operation
-from serve_app.writer_embedded import EmbeddedWriter
-from tests.agent.fakes import FakeRetriever, FakeTable, fake_find_references, make_chunk
+from serve_app.agent.planner import Planner
+from serve_app.agent.query import analyse, search_query
+from serve_app.agent.tools.base import LocalRetrieverPort, ToolContext
+from serve_app.agent.tools.table import TableQueryTool, detect_operation
+from serve_app.agent.writers.embedded import EmbeddedWriter
+from serve_app.answer.compose import compose, validate_segments
+from serve_app.answer.refusals import NOT_FOUND_FRAMING
+from serve_app.answer.segments import Passage, Segment
+from tests.support.agents import FakeRetriever, FakeTable, fake_find_references, make_chunk
 
 APBA_2023 = "Qanun Aceh Nomor 1 Tahun 2023 tentang Anggaran Pendapatan dan Belanja Aceh Tahun Anggaran 2023"
 APBA_2024 = "Qanun Aceh Nomor 1 Tahun 2024 tentang Anggaran Pendapatan dan Belanja Aceh Tahun Anggaran 2024"

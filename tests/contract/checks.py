@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "serve_app" / "wire_schema" / "v1"
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "serve_app" / "wire" / "json_schemas" / "v1"
 
 VERDICTS = ("supported", "unsupported", "unverified", "uncited", "invalid_citation", "from_conversation")
 JUDGED = frozenset({"supported", "unsupported", "unverified"})
@@ -117,7 +117,8 @@ def _validator(name: str) -> jsonschema.Draft202012Validator:
 
 
 def validate_against_schema(body: Any, name: str) -> None:
-    """Validate ``body`` against the committed JSON Schema ``serve_app/wire_schema/v1/<name>.schema.json``
+    """Validate ``body`` against the committed JSON Schema
+    ``serve_app/wire/json_schemas/v1/<name>.schema.json``
     (Draft 2020-12), e.g. ``query_v2_response`` or ``event.annotations``."""
     errors = sorted(_validator(name).iter_errors(body), key=lambda e: list(e.absolute_path))
     assert not errors, f"{name}: " + "; ".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
@@ -349,6 +350,9 @@ def assert_v2_body(body: dict[str, Any], *, opt_in: Iterable[str] = (), playgrou
         assert isinstance(body.get("playground_run_id"), str) and body["playground_run_id"]
         assert isinstance(body.get("latency_ms"), int | float) and body["latency_ms"] >= 0
         assert "conversation_id" not in body and "message_id" not in body, "playground publishes no ids"
+        # the embedded writer takes no prompt: the body says so rather than ignoring it silently
+        embedded_writer = body["model"]["agent"]["engine"] == "embedded"
+        assert body.get("editorial_prompt_applied") is (not embedded_writer), "editorial_prompt_applied"
     else:
         for key in ("conversation_id", "message_id"):
             assert isinstance(body.get(key), str) and body[key], f"{key} missing"

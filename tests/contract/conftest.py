@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from tests.contract.fakes import client_for, config
+from tests.support.service import client_for, config
 
 
 @pytest.fixture(scope="module")

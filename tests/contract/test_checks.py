@@ -11,7 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from tests.contract.checks import assert_v2_body, assert_v2_stream, parse_sse, validate_against_schema
-from tests.contract.fakes import BUDGET_QUESTION, post
+from tests.support.service import BUDGET_QUESTION, post
 
 Frames = list[tuple[str, dict[str, Any]]]
 

@@ -14,10 +14,10 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
-from serve_app.auth import AUDIENCE
-from serve_app.history import NO_VERIFIED_NOTE
-from serve_app.prompts import DEFAULT_EDITORIAL
-from serve_app.writer_llm import LLMWriter
+from serve_app.agent.prompts import DEFAULT_EDITORIAL
+from serve_app.agent.writers.llm import LLMWriter
+from serve_app.conversation.history import NO_VERIFIED_NOTE
+from serve_app.guard.auth import AUDIENCE
 from tests.contract.checks import (
     assert_no_internals,
     assert_v2_body,
@@ -25,7 +25,7 @@ from tests.contract.checks import (
     strip_volatile,
     validate_against_schema,
 )
-from tests.contract.fakes import (
+from tests.support.service import (
     ALTERED_FACT,
     BUDGET_QUESTION,
     HEADERS,

@@ -17,7 +17,7 @@ from tests.contract.checks import (
     strip_volatile,
     validate_against_schema,
 )
-from tests.contract.fakes import BUDGET_QUESTION, HEADERS, client_for, config, post
+from tests.support.service import BUDGET_QUESTION, HEADERS, client_for, config, post
 
 ANSWER_ROUTES = ("/query", "/query/stream", "/query/v2", "/query/v2/stream")
 V2_ROUTES = ("/query/v2", "/query/v2/stream")
@@ -354,7 +354,7 @@ def test_the_same_app_keeps_judging_across_event_loops(
 ) -> None:
     """Each ``TestClient`` context (like each ``asyncio.run`` of the CLI or test_graph's in-process
     comparison) runs the app on a new event loop; the judge must still answer on the second one."""
-    from serve_app import factory
+    from serve_app.runtime import factory
 
     cfg = config(tmp_path, demo_index, budgets={"deadline_s": 2.0})
     app = factory.build_inprocess_app(cfg, retriever=demo_retriever)

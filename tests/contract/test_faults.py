@@ -16,10 +16,10 @@ from judge.llm_judge import LLMJudge
 from judge.types import JudgeItem, JudgeResult
 from models.base import CallRecord, ModelTimeout, ModelUnavailable
 from models.tokens import estimate_message_tokens
-from serve_app.prompts import build_messages
-from serve_app.segments import Passage, Segment
-from serve_app.tools import LocalRetrieverPort
-from serve_app.writer_base import WriterOutput
+from serve_app.agent.prompts import build_messages
+from serve_app.agent.tools.base import LocalRetrieverPort
+from serve_app.agent.writers.base import WriterOutput
+from serve_app.answer.segments import Passage, Segment
 from tests.contract.checks import (
     assert_no_internals,
     assert_v1_body,
@@ -28,7 +28,8 @@ from tests.contract.checks import (
     parse_sse,
     validate_against_schema,
 )
-from tests.contract.fakes import (
+from tests.support.judges import Hook, ScriptedJudge
+from tests.support.service import (
     ALTERED_FACT,
     BUDGET_QUESTION,
     REWRITTEN_FACT,
@@ -39,7 +40,6 @@ from tests.contract.fakes import (
     AppendingWriter,
     FailingFraming,
     GarbageEngine,
-    ScriptedJudge,
     ScriptedWriter,
     client_for,
     config,
@@ -55,6 +55,11 @@ MANY_CLAIMS = "Berapa target Pendapatan Asli Daerah Aceh tahun 2024?"  # demo-06
 @pytest.fixture()
 def env(tmp_path: Path, demo_index: Path, demo_retriever: Any) -> dict[str, Any]:
     return {"tmp": tmp_path, "index": demo_index, "retriever": demo_retriever}
+
+
+def rules_with(hook: Hook | None = None) -> ScriptedJudge:
+    """The real rule judge, with ``hook(round, items)`` able to sleep, raise or answer instead."""
+    return ScriptedJudge(hook=hook, default="rules")
 
 
 def _answer(
@@ -91,7 +96,7 @@ def test_judge_down_makes_every_cited_claim_unverified(env: dict[str, Any]) -> N
     def down(_call: int, _items: list[JudgeItem]) -> None:
         raise ConnectionError("judge at http://10.0.0.9:9000 refused: secret-token")
 
-    body = _answer(env, query=MANY_CLAIMS, judge=ScriptedJudge(down))
+    body = _answer(env, query=MANY_CLAIMS, judge=rules_with(down))
     assert body["claims"] and set(_marks(body)) == {("unverified", "judge_unavailable")}
     faith = body["faithfulness"]
     assert faith["judge_status"] == "unavailable" and faith["verification"] == "none"
@@ -101,9 +106,9 @@ def test_judge_down_makes_every_cited_claim_unverified(env: dict[str, Any]) -> N
 
 
 def test_judge_function_raising_is_judge_unavailable_too(env: dict[str, Any]) -> None:
-    from serve_app import factory
-    from serve_app.annotate import Annotator
-    from serve_app.framing import EmbeddedFramingChecker
+    from serve_app.answer.annotate import Annotator
+    from serve_app.answer.framing import EmbeddedFramingChecker
+    from serve_app.runtime import factory
 
     async def broken(items: list[JudgeItem]) -> list[JudgeResult]:
         raise RuntimeError("pool gone")
@@ -127,7 +132,7 @@ def test_slow_judge_past_the_deadline_is_unverified_deadline(env: dict[str, Any]
 
     started = time.perf_counter()
     body = _answer(
-        env, query=MANY_CLAIMS, cfg_updates={"budgets": {"deadline_s": 2.0}}, judge=ScriptedJudge(slow)
+        env, query=MANY_CLAIMS, cfg_updates={"budgets": {"deadline_s": 2.0}}, judge=rules_with(slow)
     )
     assert time.perf_counter() - started < 6, "the request must end at its deadline, not the judge's"
     assert body["claims"] and set(_marks(body)) == {("unverified", "deadline")}
@@ -145,7 +150,7 @@ def test_a_batch_back_before_the_deadline_keeps_its_verdicts(env: dict[str, Any]
     body = _answer(
         env,
         cfg_updates={"budgets": {"deadline_s": 2.0}},
-        judge=ScriptedJudge(late_recheck),
+        judge=rules_with(late_recheck),
         writer=AppendingWriter(facts_citing(ALTERED_FACT)),
     )
     altered = _by_text(body, ALTERED_FACT)
@@ -177,7 +182,7 @@ def test_unparseable_judge_results_are_unverified_unparseable(env: dict[str, Any
     def nonsense(_call: int, items: list[JudgeItem]) -> list[JudgeResult]:
         return [JudgeResult(i.item_id, "mungkin") for i in items]  # type: ignore[arg-type]
 
-    body = _answer(env, judge=ScriptedJudge(nonsense))
+    body = _answer(env, judge=rules_with(nonsense))
     assert set(_marks(body)) == {("unverified", "unparseable")}
 
 
@@ -192,7 +197,7 @@ def test_llm_judge_with_garbage_output_is_unparseable(env: dict[str, Any], mode:
 
 
 def test_altered_figure_is_unsupported_after_the_recheck_confirms(env: dict[str, Any]) -> None:
-    judge = ScriptedJudge()
+    judge = rules_with()
     body = _answer(env, writer=AppendingWriter(facts_citing(ALTERED_FACT, WRONG_SCALE_FACT)), judge=judge)
     for text in (ALTERED_FACT, WRONG_SCALE_FACT):
         claim = _by_text(body, text)
@@ -215,7 +220,7 @@ def test_recheck_failing_gives_its_own_reason(env: dict[str, Any]) -> None:
         if round_ >= 2:
             raise ConnectionError("judge replica died")
 
-    body = _answer(env, writer=AppendingWriter(facts_citing(ALTERED_FACT)), judge=ScriptedJudge(recheck_down))
+    body = _answer(env, writer=AppendingWriter(facts_citing(ALTERED_FACT)), judge=rules_with(recheck_down))
     claim = _by_text(body, ALTERED_FACT)
     assert (claim["verdict"], claim["unverified_reason"]) == ("unverified", "judge_unavailable")
 
@@ -224,7 +229,7 @@ def test_recheck_disputing_makes_it_unverified_disputed(env: dict[str, Any]) -> 
     def dispute(round_: int, items: list[JudgeItem]) -> list[JudgeResult] | None:
         return [JudgeResult(i.item_id, "supported") for i in items] if round_ >= 2 else None
 
-    body = _answer(env, writer=AppendingWriter(facts_citing(ALTERED_FACT)), judge=ScriptedJudge(dispute))
+    body = _answer(env, writer=AppendingWriter(facts_citing(ALTERED_FACT)), judge=rules_with(dispute))
     claim = _by_text(body, ALTERED_FACT)
     assert (claim["verdict"], claim["unverified_reason"]) == ("unverified", "disputed")
     assert body["faithfulness"]["unverified_reasons"]["disputed"] == 1
@@ -411,7 +416,7 @@ class _FailingSearch(LocalRetrieverPort):
 def test_nothing_readable_after_tools_is_404(env: dict[str, Any], port: type[LocalRetrieverPort]) -> None:
     from starlette.testclient import TestClient
 
-    from serve_app import factory
+    from serve_app.runtime import factory
 
     cfg = config(env["tmp"], env["index"])
     pipeline = factory.build_inprocess(cfg, retriever=env["retriever"])

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from benchmarks.fuzz import API_KEY, fuzz
-from serve_app import factory
-from serve_app.openapi import openapi_document
-from tests.contract.fakes import config
+from serve_app.runtime import factory
+from serve_app.wire.openapi import openapi_document
+from tests.support.service import config
 
 pytestmark = pytest.mark.slow
 

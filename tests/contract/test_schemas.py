@@ -10,12 +10,12 @@ import jsonschema
 import pytest
 from starlette.testclient import TestClient
 
-from serve_app import schemas as s
-from serve_app.openapi import WIRE_DIR, wire_schemas
+from serve_app.wire import schemas as s
+from serve_app.wire.openapi import WIRE_DIR, wire_schemas
 from tests.contract.checks import SCHEMA_DIR, validate_against_schema
 
 GENERATED = wire_schemas()
-REGENERATE = "run `.venv/bin/python -m serve_app.schema_export` and commit serve_app/wire_schema/"
+REGENERATE = "run `.venv/bin/python -m serve_app.wire.schema_export` and commit serve_app/wire/json_schemas/"
 
 
 def test_checker_reads_the_directory_the_exporter_writes() -> None:
@@ -32,7 +32,7 @@ def test_no_committed_schema_is_missing_or_stale() -> None:
 @pytest.mark.parametrize("name", sorted(GENERATED))
 def test_committed_schema_equals_the_generated_one(name: str) -> None:
     committed = json.loads((WIRE_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
-    assert committed == GENERATED[name], f"{name} drifted from serve_app/schemas.py: {REGENERATE}"
+    assert committed == GENERATED[name], f"{name} drifted from serve_app/wire/schemas.py: {REGENERATE}"
     jsonschema.Draft202012Validator.check_schema(committed)
     assert committed["$schema"] == "https://json-schema.org/draft/2020-12/schema"
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from serve_app.segments import Passage, Segment
+from serve_app.answer.segments import Passage, Segment
 from tests.contract.checks import (
     assert_no_internals,
     assert_v1_body,
@@ -18,7 +18,7 @@ from tests.contract.checks import (
     strip_volatile,
     validate_against_schema,
 )
-from tests.contract.fakes import (
+from tests.support.service import (
     ALTERED_FACT,
     BUDGET_QUESTION,
     LEAD_IN,

@@ -16,7 +16,7 @@ from tests.contract.checks import (
     strip_volatile,
     validate_against_schema,
 )
-from tests.contract.fakes import BUDGET_QUESTION, TRUE_FIGURE, post
+from tests.support.service import BUDGET_QUESTION, TRUE_FIGURE, post
 
 QUESTIONS = [
     json.loads(line)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from serve_app.policy import PolicyGuard
+from serve_app.guard.policy import PolicyGuard
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = REPO / "configs" / "policy.yaml"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from serve_app.policy import GuardDecision, PolicyGuard
+from serve_app.guard.policy import GuardDecision, PolicyGuard
 
 NIK = "1171024509870003"  # fictitious, but plausible in structure (Banda Aceh, 05-09-1987, woman)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from serve_app.policy import PolicyGuard
+from serve_app.guard.policy import PolicyGuard
 
 MAIL = (
     "Hi Rina,\nYour transfer of $320.00 to Northwind has been sent. {planted} The funds should arrive "

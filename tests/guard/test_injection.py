@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from serve_app.policy import PolicyGuard
+from serve_app.guard.policy import PolicyGuard
 
 LEGAL_PASSAGES = [
     "Pasal 15 (1) Setiap Orang yang dengan sengaja melakukan Jarimah khamar diancam dengan 'Uqubat Hudud "

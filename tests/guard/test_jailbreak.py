@@ -4,7 +4,7 @@ import inspect
 
 import pytest
 
-from serve_app.policy import GuardDecision, PolicyGuard
+from serve_app.guard.policy import GuardDecision, PolicyGuard
 
 JAILBREAKS = [
     # English

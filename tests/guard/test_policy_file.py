@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from serve_app.policy import GuardDecision, PolicyGuard
+from serve_app.guard.policy import GuardDecision, PolicyGuard
 
 from .conftest import POLICY
 

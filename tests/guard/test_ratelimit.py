@@ -5,7 +5,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from serve_app.ratelimit import (
+from serve_app.guard.ratelimit import (
     DEFAULT_LIMIT,
     RateLimit,
     RateLimiter,

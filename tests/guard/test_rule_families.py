@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from serve_app.policy import PolicyGuard
+from serve_app.guard.policy import PolicyGuard
 
 # (family, text) -> must be blocked by screen_request
 JAILBREAK_FAMILIES = [
@@ -255,7 +255,7 @@ def test_a_phrase_rule_sits_next_to_the_group_word_it_contains(guard: PolicyGuar
 
 def test_escapes_do_not_change_what_counts_as_the_ask(guard: PolicyGuard) -> None:
     # Escapes are undone for the word views only; the line structure of the request is kept as sent.
-    from serve_app.textnorm import normalize
+    from serve_app.guard.textnorm import normalize
 
     norm = normalize("kafir\\nanjing &amp; \\xf0\\x9f\\x98\\x82 ok", guard.config.folder)
     assert norm.tokens == ("kafir", "anjing", "ok")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from serve_app.policy import PolicyGuard
+from serve_app.guard.policy import PolicyGuard
 
 QUESTIONS_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "legal_sensitive_questions.txt"
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from serve_app.policy import PolicyGuard
-from serve_app.textnorm import clean, normalize
+from serve_app.guard.policy import PolicyGuard
+from serve_app.guard.textnorm import clean, normalize
 
 
 @pytest.mark.parametrize(

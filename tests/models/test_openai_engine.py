@@ -10,10 +10,10 @@ from typing import Any, TypeVar
 
 import pytest
 
-from benchmarks.query_v2 import free_port
 from models.base import Classification, Generation, ModelOutputError, ModelTimeout, ModelUnavailable
 from models.openai_engine import OpenAIEngine, first_token_label_probs
 from tests.models.openai_server import FakeOpenAIServer
+from tests.support.net import free_port
 
 LABELS = ["supported", "unsupported"]
 SCHEMA = {

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from retrieval.live import LiveRetriever, version_of
-from serve_app import factory
-from serve_app.tools import LocalRetrieverPort
+from serve_app.agent.tools.base import LocalRetrieverPort
+from serve_app.runtime import factory
 from tests.conftest import API_KEY, make_config
 
 DOCS = {

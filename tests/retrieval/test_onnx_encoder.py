@@ -142,8 +142,8 @@ def test_missing_onnxruntime_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_config_picks_the_runtime(tmp_path: Path) -> None:
-    from serve_app import factory
     from serve_app.config import AppConfig, ConfigError
+    from serve_app.runtime import factory
     from tests.conftest import make_config
 
     cfg = make_config(tmp_path, tmp_path / "index")

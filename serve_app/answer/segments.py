@@ -1,0 +1,79 @@
+"""What the agent writes (segments and the passages it was shown), shared by agent, composer and annotator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from retrieval.types import Chunk
+
+SegmentKind = Literal["fact", "framing"]
+Layout = Literal["paragraph", "heading", "list_item", "continue", "table_header", "table_row"]
+LAYOUTS: tuple[str, ...] = ("paragraph", "heading", "list_item", "continue", "table_header", "table_row")
+KINDS: tuple[str, ...] = ("fact", "framing")
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One piece of the answer as the agent wrote it. ``cites`` are passage keys such as ``"P1"``."""
+
+    text: str
+    kind: str  # validated against KINDS by the composer, since agent output is untrusted
+    layout: str  # validated against LAYOUTS
+    cites: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A passage shown to the agent under ``key``. Either an indexed chunk or a tool result
+    (portal, table aggregate) with its own identity (dataset, source, period, the call that produced it)."""
+
+    key: str
+    text: str
+    kind: Literal["chunk", "tool"] = "chunk"
+    chunk: Chunk | None = None
+    identity: dict[str, Any] = field(default_factory=dict)
+    citable: bool = True  # False: shown for context but may not be cited
+
+    def citation(self) -> dict[str, Any]:
+        if self.chunk is not None:
+            return self.chunk.citation()
+        return dict(self.identity)
+
+
+@dataclass(frozen=True, slots=True)
+class ComposedSpan:
+    """A segment placed in the composed Markdown answer. ``answer[start:end] == segment.text``."""
+
+    index: int  # position in the segment list
+    segment: Segment
+    start: int
+    end: int
+    start_utf16: int
+    end_utf16: int
+    context: str = ""  # reader context: section heading, list lead-in, table header (rows: header line)
+
+
+@dataclass(frozen=True, slots=True)
+class ComposedAnswer:
+    answer: str
+    spans: tuple[ComposedSpan, ...]
+
+def passage_identity(passage: Passage) -> dict[str, Any]:
+    """The identity shown with a passage, to the agent here and to the judge (keys of judge/prompt.py)."""
+    if passage.chunk is not None:
+        c = passage.chunk
+        ident = c.identity
+        return {
+            "title": c.document_title or ident.title,
+            "type": ident.doc_type,
+            "number": ident.number,
+            "year": ident.year,
+            "issuer": ident.issuer,
+            "section": " › ".join(c.section_path) or None,
+            "legal_reference": c.legal_reference,
+        }
+    keys = ("dataset", "source", "period", "call")
+    return {k: passage.identity.get(k) for k in keys} | {
+        k: v for k, v in passage.identity.items() if k not in keys
+    }

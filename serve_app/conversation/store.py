@@ -1,0 +1,490 @@
+"""The conversation store: conversations, messages, long-term memory, playground receipts and the
+cross-replica rate-limit counters, behind one interface over SQLAlchemy 2 Core.
+
+SQLite (``sqlite:///path``, WAL, busy timeout) by default; PostgreSQL (``postgresql://…``, psycopg 3) for a
+store shared by replicas. Methods are synchronous and thread-safe; async callers use ``asyncio.to_thread``.
+
+Ordering and atomicity: an exchange (user message, assistant message, memory items, the route claim) is
+written in ONE transaction that first takes the conversation's write lock (``SELECT … FOR UPDATE`` on
+PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite) and assigns ordinals inside it, so a failed, cancelled or
+killed writer leaves nothing behind and concurrent writers cannot interleave turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    func,
+    select,
+    text,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Engine, make_url
+
+from serve_app import errors
+from serve_app.conversation import migrations as schema_migrations
+
+RouteFamily = Literal["v1", "v2"]
+ClaimResult = Literal["ok", "conflict", "not_found"]
+ROUTE_FAMILIES = ("v1", "v2")
+_JSON = JSON().with_variant(postgresql.JSONB(), "postgresql")
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+_CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# Body keys kept in their own columns (annotations), put back when a message is read.
+_ANNOTATION_KEYS = ("claims", "framing")
+
+_meta = MetaData()
+t_conversations = Table(
+    "conversations", _meta,
+    Column("id", String(64), primary_key=True),
+    Column("owner", String(512), nullable=False),
+    Column("route", String(8)),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+t_messages = Table(
+    "messages", _meta,
+    Column("id", String(64), primary_key=True),
+    Column("conversation_id", String(64), nullable=False),
+    Column("ordinal", Integer, nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("body", _JSON),
+    Column("claims", _JSON),
+    Column("framing", _JSON),
+    Column("v2_faithfulness", _JSON),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+t_memory = Table(
+    "memory_items", _meta,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("owner", String(512), nullable=False),
+    Column("conversation_id", String(64), nullable=False),
+    Column("source_message_id", String(64), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+t_receipts = Table(
+    "playground_receipts", _meta,
+    Column("run_id", String(64), primary_key=True),
+    Column("admin", String(512), nullable=False),
+    Column("status", String(64), nullable=False),
+    Column("counts", _JSON, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True), nullable=False),
+)
+t_rate = Table(
+    "rate_limit", _meta,
+    Column("key", String(512), primary_key=True),
+    Column("window_start_ms", BigInteger, primary_key=True),
+    Column("count", Integer, nullable=False),
+)
+
+
+class NotFoundError(errors.NotFound):
+    """The conversation does not exist or belongs to another principal (both answer 404)."""
+
+
+class ConflictError(errors.Conflict):
+    """The conversation belongs to the other route family (409)."""
+
+
+@dataclass(frozen=True)
+class ConversationRecord:
+    conversation_id: str
+    owner: str
+    route: RouteFamily | None
+    created_at: str
+
+
+def database_url(url: str) -> str:
+    """``postgresql://`` / ``postgres://`` → the psycopg 3 driver; anything else unchanged."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def _iso(value: datetime) -> str:
+    if value.tzinfo is None:  # SQLite hands back naive datetimes; they were written as UTC
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _as_datetime(value: float | datetime) -> datetime:
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return datetime.fromtimestamp(float(value), UTC)
+
+
+class Store:
+    """All persistent state of the service. ``Store(url).migrate()`` once at start-up."""
+
+    def __init__(
+        self, url: str, *, schema: str | None = None, pool_size: int = 10, echo: bool = False
+    ) -> None:
+        self.url = database_url(url)
+        parsed = make_url(self.url)
+        self.dialect = parsed.get_backend_name()
+        if self.dialect not in ("sqlite", "postgresql"):
+            raise ValueError(
+                f"Database URL must be sqlite:///PATH or postgresql://…, not '{parsed.drivername}'."
+            )
+        self.schema = schema
+        if schema is not None and not _SCHEMA_NAME.fullmatch(schema):
+            raise ValueError(f"Schema name '{schema}' must be lower-case letters, digits and underscores.")
+        self._locks: dict[tuple[int, str], list[Any]] = {}
+        self._locks_guard = threading.Lock()
+        self._local_writer: threading.Lock | nullcontext[None] = nullcontext()
+        if self.dialect == "sqlite":
+            self.engine = self._sqlite_engine(parsed.database, echo=echo)
+            self._local_writer = threading.Lock()
+        else:
+            connect_args: dict[str, Any] = {"connect_timeout": 10}
+            if schema is not None:
+                connect_args["options"] = f"-csearch_path={schema}"
+            self.engine = create_engine(
+                self.url, pool_size=pool_size, max_overflow=2 * pool_size, pool_pre_ping=True,
+                connect_args=connect_args, echo=echo,
+            )
+
+    @staticmethod
+    def _sqlite_engine(database: str | None, *, echo: bool) -> Engine:
+        if not database or database == ":memory:":
+            raise ValueError("The SQLite store needs a file (sqlite:///PATH), not an in-memory database.")
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            f"sqlite:///{database}", echo=echo, pool_size=8, max_overflow=32,
+            connect_args={"timeout": 30, "check_same_thread": False},
+        )
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+            dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (below)
+            cursor = dbapi_conn.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            # NORMAL in WAL mode survives a killed process; only a power loss may drop the newest commits.
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(conn: Connection) -> None:
+            immediate = conn.get_execution_options().get("aceh_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+        return engine
+
+    # ------------------------------------------------------------------ plumbing
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self.engine.begin() as conn:
+            yield conn
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """A write transaction; on SQLite it holds the database write lock from its first statement.
+        SQLite writers of this process also queue on a thread lock: SQLite's busy handler polls with
+        growing sleeps, which starves some threads and inflates latency under contention."""
+        with self._local_writer, self.engine.connect() as conn:
+            conn.execution_options(aceh_write=True)
+            with conn.begin():
+                yield conn
+
+    def migrate(self) -> list[int]:
+        """Create or upgrade the schema; returns the migration versions applied now."""
+        with self._write() as conn:
+            if self.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"),
+                             {"k": schema_migrations.lock_key(self.schema or "public")})
+                if self.schema is not None:
+                    conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+            return schema_migrations.upgrade(conn)
+
+    def schema_version(self) -> int:
+        with self._read() as conn:
+            return schema_migrations.current_version(conn)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ------------------------------------------------------------------ conversations
+
+    def create_conversation(self, owner: str) -> dict[str, str]:
+        """A new empty conversation, unclaimed by any route family: ``{conversation_id, created_at}``."""
+        cid, now = uuid.uuid4().hex, datetime.now(UTC)
+        with self._write() as conn:
+            conn.execute(t_conversations.insert().values(id=cid, owner=owner, route=None, created_at=now))
+        return {"conversation_id": cid, "created_at": _iso(now)}
+
+    def get_conversation(self, cid: str, owner: str) -> ConversationRecord | None:
+        """None when unknown OR owned by another principal (the caller answers 404 for both)."""
+        with self._read() as conn:
+            row = conn.execute(
+                select(t_conversations).where(t_conversations.c.id == cid, t_conversations.c.owner == owner)
+            ).first()
+        if row is None:
+            return None
+        return ConversationRecord(row.id, row.owner, row.route, _iso(row.created_at))
+
+    def claim_route(self, cid: str, owner: str, route_family: RouteFamily) -> ClaimResult:
+        """Atomically give an unclaimed conversation to ``route_family``; the first family to answer
+        owns it."""
+        _check_family(route_family)
+        conv = t_conversations.c
+        with self._write() as conn:
+            claimed = conn.execute(
+                t_conversations.update()
+                .where(conv.id == cid, conv.owner == owner, conv.route.is_(None))
+                .values(route=route_family)
+            ).rowcount
+            if claimed:
+                return "ok"
+            row = conn.execute(select(conv.route).where(conv.id == cid, conv.owner == owner)).first()
+        if row is None:
+            return "not_found"
+        return "ok" if row.route == route_family else "conflict"
+
+    def append_exchange(
+        self,
+        cid: str,
+        owner: str,
+        route_family: RouteFamily,
+        user_text: str,
+        assistant_body: Mapping[str, Any],
+        *,
+        memory_items: Sequence[str] = (),
+    ) -> str:
+        """Store one turn (user message, assistant answer, memory items) and claim the route, all in one
+        transaction. Returns the assistant message id. Raises NotFoundError / ConflictError."""
+        _check_family(route_family)
+        with self._write() as conn:
+            # The row lock serialises writers of this conversation across processes (SQLite: the
+            # IMMEDIATE transaction already holds the database write lock).
+            row = conn.execute(
+                select(t_conversations.c.owner, t_conversations.c.route)
+                .where(t_conversations.c.id == cid)
+                .with_for_update()
+            ).first()
+            if row is None or row.owner != owner:
+                raise NotFoundError()
+            if row.route not in (None, route_family):
+                raise ConflictError()
+            if row.route is None:
+                conn.execute(
+                    t_conversations.update().where(t_conversations.c.id == cid).values(route=route_family)
+                )
+            last = conn.execute(
+                select(func.max(t_messages.c.ordinal)).where(t_messages.c.conversation_id == cid)
+            ).scalar()
+            return _insert_exchange(
+                conn, cid, owner, -1 if last is None else int(last), user_text, assistant_body, memory_items
+            )
+
+    def start_conversation(
+        self,
+        cid: str,
+        owner: str,
+        route_family: RouteFamily,
+        user_text: str,
+        assistant_body: Mapping[str, Any],
+        *,
+        memory_items: Sequence[str] = (),
+    ) -> str:
+        """A new conversation, claimed by ``route_family``, with its first turn: one transaction (what
+        :meth:`create_conversation` then :meth:`append_exchange` do in two). Returns the assistant message
+        id. ``cid`` is new (the caller's ``uuid4().hex``), so the answer it stores can
+        already name its conversation."""
+        _check_family(route_family)
+        with self._write() as conn:
+            conn.execute(t_conversations.insert().values(
+                id=cid, owner=owner, route=route_family, created_at=datetime.now(UTC)
+            ))
+            return _insert_exchange(conn, cid, owner, -1, user_text, assistant_body, memory_items)
+
+    def list_messages(self, cid: str) -> list[dict[str, Any]]:
+        """Messages in order. User: ``{message_id, ordinal, role, content, created_at}``; assistant adds
+        ``body`` (the stored answer as the reader saw it, claims and framing put back, and
+        ``v2_faithfulness``). JSON-ready. Ownership is the caller's check (``get_conversation``)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(t_messages).where(t_messages.c.conversation_id == cid).order_by(t_messages.c.ordinal)
+            ).all()
+        out = []
+        for row in rows:
+            item: dict[str, Any] = {"message_id": row.id, "ordinal": row.ordinal, "role": row.role,
+                                    "content": row.content, "created_at": _iso(row.created_at)}
+            if row.role == "assistant":
+                body = dict(row.body or {})
+                for key in _ANNOTATION_KEYS:
+                    if getattr(row, key) is not None:
+                        body[key] = getattr(row, key)
+                body["v2_faithfulness"] = row.v2_faithfulness
+                item["body"] = body
+            out.append(item)
+        return out
+
+    def read_conversation(self, cid: str, owner: str) -> dict[str, Any] | None:
+        """The ``GET /conversations/{id}`` body, or None (404) when unknown or not the caller's."""
+        record = self.get_conversation(cid, owner)
+        if record is None:
+            return None
+        return {"conversation_id": cid, "route": record.route, "messages": self.list_messages(cid)}
+
+    def list_memory(self, owner: str, *, limit: int = 50) -> list[dict[str, Any]]:
+        """The owner's long-term memory items, newest first."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(t_memory).where(t_memory.c.owner == owner)
+                .order_by(t_memory.c.id.desc()).limit(limit)
+            ).all()
+        return [{"text": r.text, "conversation_id": r.conversation_id,
+                 "source_message_id": r.source_message_id, "created_at": _iso(r.created_at)} for r in rows]
+
+    @asynccontextmanager
+    async def conversation_lock(self, cid: str) -> AsyncIterator[None]:
+        """Serialise the requests of one conversation inside this process (history read → answer →
+        append), so turns keep their order; across processes ``append_exchange`` locks in the database."""
+        key = (id(asyncio.get_running_loop()), cid)
+        with self._locks_guard:
+            entry = self._locks.setdefault(key, [asyncio.Lock(), 0])
+            entry[1] += 1
+        try:
+            async with entry[0]:
+                yield
+        finally:
+            with self._locks_guard:
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self._locks[key]
+
+    # ------------------------------------------------------------------ playground and limits
+
+    def record_playground_receipt(
+        self,
+        *,
+        run_id: str,
+        admin: str,
+        status: str,
+        counts: Mapping[str, int | float | bool | None],
+        started_at: float | datetime,
+        finished_at: float | datetime,
+    ) -> None:
+        """Store the administrative receipt of one playground run: identifiers, a status code, numeric
+        counts and times. Anything that could carry text (prompt, question, answer, passages) is refused."""
+        if not _RUN_ID.fullmatch(run_id):
+            raise ValueError("playground run_id must be 1-64 letters, digits, '_' or '-'")
+        if not _CODE.fullmatch(status):
+            raise ValueError("playground status must be a short lower-case code")
+        clean: dict[str, int | float | bool | None] = {}
+        for name, value in counts.items():
+            if not _CODE.fullmatch(name) or not (value is None or isinstance(value, int | float | bool)):
+                raise ValueError("playground counts must map short codes to numbers")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError("playground counts must be finite numbers")
+            clean[name] = value
+        with self._write() as conn:
+            conn.execute(t_receipts.insert().values(
+                run_id=run_id, admin=admin, status=status, counts=clean,
+                started_at=_as_datetime(started_at), finished_at=_as_datetime(finished_at),
+            ))
+
+    def list_playground_receipts(self, admin: str | None = None) -> list[dict[str, Any]]:
+        query = select(t_receipts).order_by(t_receipts.c.started_at)
+        if admin is not None:
+            query = query.where(t_receipts.c.admin == admin)
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+        return [{"run_id": r.run_id, "admin": r.admin, "status": r.status, "counts": r.counts,
+                 "started_at": _iso(r.started_at), "finished_at": _iso(r.finished_at)} for r in rows]
+
+    def hit_rate_limit(self, key: str, limit: int, window_s: float) -> float | None:
+        """Count one hit for ``key`` in the current fixed window, shared by every process using this
+        database. None when allowed; otherwise the seconds until the window ends (Retry-After)."""
+        if window_s <= 0:
+            raise ValueError("window_s must be positive")
+        now = time.time()
+        start = math.floor(now / window_s) * window_s
+        retry_after = max(start + window_s - now, 0.001)
+        if limit <= 0:
+            return retry_after
+        start_ms = int(round(start * 1000))
+        insert = (postgresql.insert if self.dialect == "postgresql" else sqlite.insert)(t_rate)
+        # Increment only while under the limit, in one statement: no lost updates between replicas.
+        stmt = insert.values(key=key, window_start_ms=start_ms, count=1).on_conflict_do_update(
+            index_elements=[t_rate.c.key, t_rate.c.window_start_ms],
+            set_={"count": t_rate.c.count + 1},
+            where=t_rate.c.count < limit,
+        ).returning(t_rate.c.count)
+        with self._write() as conn:
+            counted = conn.execute(stmt).first()
+            conn.execute(t_rate.delete().where(t_rate.c.key == key, t_rate.c.window_start_ms < start_ms))
+        return None if counted is not None else retry_after
+
+
+def _check_family(route_family: str) -> None:
+    if route_family not in ROUTE_FAMILIES:
+        raise ValueError(f"route family must be 'v1' or 'v2', not {route_family!r}")
+
+
+def _memory_text(item: Any) -> str:
+    if not isinstance(item, str):
+        raise TypeError(f"memory items are strings, not {type(item).__name__}")
+    return item
+
+
+def _insert_exchange(
+    conn: Any,
+    cid: str,
+    owner: str,
+    last_ordinal: int,
+    user_text: str,
+    assistant_body: Mapping[str, Any],
+    memory_items: Sequence[str],
+) -> str:
+    """The rows of one turn, inside the caller's transaction; returns the assistant message id."""
+    body = dict(assistant_body)
+    annotations = {k: body.pop(k, None) for k in _ANNOTATION_KEYS}
+    v2_faithfulness = body.pop("v2_faithfulness", None)
+    answer = body.get("answer")
+    now = datetime.now(UTC)
+    user_id, assistant_id = uuid.uuid4().hex, uuid.uuid4().hex
+    conn.execute(t_messages.insert().values(
+        id=user_id, conversation_id=cid, ordinal=last_ordinal + 1, role="user", content=user_text,
+        created_at=now,
+    ))
+    conn.execute(t_messages.insert().values(
+        id=assistant_id, conversation_id=cid, ordinal=last_ordinal + 2, role="assistant",
+        content=answer if isinstance(answer, str) else "", body=body, v2_faithfulness=v2_faithfulness,
+        created_at=now, **annotations,
+    ))
+    items = [{"owner": owner, "conversation_id": cid, "source_message_id": assistant_id,
+              "text": _memory_text(item), "created_at": now} for item in memory_items]
+    if items:
+        conn.execute(t_memory.insert(), items)
+    return assistant_id

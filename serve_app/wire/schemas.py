@@ -1,0 +1,439 @@
+"""Public wire models: request bodies, JSON responses and SSE event payloads.
+
+Requests are strict (unknown fields, wrong types → 422). Responses are built by the pipeline and dumped
+with :func:`dump`, which drops the opt-in fields a request did not ask for (absent, not null) while keeping
+the nulls the contract spells out (``fallback_reason``, ``unverified_reason``, ``grounding_rate``).
+The committed JSON Schemas in ``serve_app/wire/json_schemas/`` and ``/openapi.json`` come from these models.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+WIRE_SCHEMA_VERSION = "1"
+
+Verdict = Literal[
+    "supported", "unsupported", "unverified", "uncited", "invalid_citation", "from_conversation"
+]
+UnverifiedReason = Literal["deadline", "budget", "judge_unavailable", "unparseable", "disputed"]
+Layout = Literal["paragraph", "heading", "list_item", "continue", "table_header", "table_row"]
+Status3 = Literal["complete", "unavailable", "skipped"]
+Verification = Literal["full", "partial", "none"]
+FallbackReason = Literal[
+    "policy_blocked",
+    "query_budget_exhausted",
+    "model_timeout",
+    "context_budget_exhausted",
+    "agent_output_limit",
+    "mcp_source_unavailable",
+    "source_out_of_scope",
+    "source_scope_unavailable",
+    "unparseable_completion",
+    "source_scope_empty",
+]
+# /query (v1) only: too few sentences survived the faithfulness gate, so the whole answer is refused.
+V1FallbackReason = FallbackReason | Literal["insufficient_verified_claims"]
+
+
+class WireRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class WireModel(BaseModel):
+    # Defaults are always serialised, so the published schemas mark them required (openapi.py then
+    # relaxes exactly the keys that may be absent: the opt-ins and ``checked``).
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
+
+
+# ---------------------------------------------------------------- requests
+
+
+class QueryRequest(WireRequest):
+    """Body of ``/query`` and ``/query/stream``."""
+
+    query: str = Field(min_length=1, max_length=4000, description="The question, 1-4,000 characters.")
+    conversation_id: str | None = None
+    document_ids: list[str] | None = None
+    selection: str | None = Field(None, description="Name of a document selection from the config.")
+    include_grounding: bool = False
+    include_provenance: bool = False
+    offer_artifacts: bool = False
+    accept_annotations: bool | None = Field(None, description="Accepted and ignored.")
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query must not be empty")
+        return value
+
+
+class QueryV2Request(QueryRequest):
+    """Body of ``/query/v2`` and ``/query/v2/stream``: ``offer_artifacts`` may only be false."""
+
+    offer_artifacts: Literal[False] = False
+
+
+class PlaygroundRequest(QueryV2Request):
+    editorial_prompt: str = Field(min_length=1, max_length=2000)
+
+
+class SearchRequest(WireRequest):
+    query: str = Field(min_length=1, max_length=4000)
+    top_k: int = Field(10, ge=1, le=50)
+    document_ids: list[str] | None = None
+    selection: str | None = None
+    include_provenance: bool = False
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("query must not be empty")
+        return value
+
+
+# ---------------------------------------------------------------- shared pieces
+
+
+class Citation(WireModel):
+    """Citation metadata of one indexed chunk (or a tool result's identity)."""
+
+    model_config = ConfigDict(extra="allow", json_schema_serialization_defaults_required=True)
+    document_id: str | None = None
+    document_title: str | None = None
+    chunk_id: str | None = None
+    citation_key: str | None = None
+
+
+class CitationPair(WireModel):
+    citation_key: str
+    citation: Citation
+
+
+class Offsets(WireModel):
+    start: int = Field(description="Start in code points (Python string index).")
+    end: int = Field(description="Exclusive end in code points.")
+    start_utf16: int = Field(description="Start in UTF-16 code units (JavaScript string index).")
+    end_utf16: int = Field(description="Exclusive end in UTF-16 code units.")
+
+
+class Claim(Offsets):
+    text: str
+    citation_keys: list[str]
+    citations: list[CitationPair]
+    verdict: Verdict
+    unverified_reason: UnverifiedReason | None
+    invalid_citation_keys: list[str]
+    kind: Literal["fact", "framing"]
+    layout: Layout
+
+
+class FramingSpan(Offsets):
+    text: str
+    layout: Layout
+
+
+class Grounding(WireModel):
+    claims_supported: int
+    claims_total: int
+    grounding_rate: float | None
+
+
+class UnverifiedReasons(WireModel):
+    deadline: int = 0
+    budget: int = 0
+    judge_unavailable: int = 0
+    unparseable: int = 0
+    disputed: int = 0
+
+
+class Faithfulness(WireModel):
+    mechanism: Literal["annotate-v2"] = "annotate-v2"
+    judge_status: Status3
+    framing_check: Status3
+    claims_total: int
+    supported: int
+    unsupported: int
+    unverified: int
+    uncited: int
+    invalid_citation: int
+    from_conversation: int
+    unverified_reasons: UnverifiedReasons
+    framing_total: int
+    unlocated_total: int
+    verification: Verification
+    grounding: Grounding
+    checked: Literal[False] | None = Field(
+        None, description="Present (false) only for context_budget_exhausted; absent otherwise."
+    )
+
+
+class ModelInfo(WireModel):
+    engine: str
+    model: str
+
+
+class Usage(WireModel):
+    model_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class RetrievalStats(WireModel):
+    queries: int
+    passages_shown: int
+    documents: int
+    latency_ms: float
+
+
+class ToolCall(WireModel):
+    model_config = ConfigDict(extra="allow", json_schema_serialization_defaults_required=True)
+    tool: str
+    status: str
+
+
+class GroundingDetail(WireModel):
+    """Opt-in (``include_grounding``): per-claim evidence the judge used."""
+
+    model_config = ConfigDict(extra="allow", json_schema_serialization_defaults_required=True)
+    claim_index: int
+    verdict: str
+    reasons: list[str]
+
+
+class AnswerBase(WireModel):
+    answer: str
+    trace_id: str
+    history_truncated: bool = False
+    history_exchanges_in_view: int = 0
+    citations: list[Citation]
+    tool: str | None
+    tool_executed: bool
+    fallback_used: bool
+    fallback_reason: FallbackReason | None
+    claims_supported: int
+    claims_total: int
+    grounding_rate: float | None
+    # The five answer.v1 fields a consumer of that schema expects.
+    model: dict[str, ModelInfo]
+    prompt_template_version: str
+    usage: Usage
+    retrieval: RetrievalStats
+    created_at: str
+    # Opt-in, JSON only: absent unless asked for.
+    grounding: list[GroundingDetail] | None = None
+    used_docs: list[Citation] | None = None
+    tool_call_audit: list[ToolCall] | None = None
+    model_call_log: list[dict[str, Any]] | None = None
+
+
+class QueryV2Response(AnswerBase):
+    schema_: Literal["annotate-v2"] = Field("annotate-v2", alias="schema")
+    conversation_id: str
+    message_id: str
+    claims: list[Claim]
+    framing: list[FramingSpan]
+    faithfulness: Faithfulness
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True
+    )
+
+
+class PlaygroundResponse(AnswerBase):
+    schema_: Literal["annotate-v2"] = Field("annotate-v2", alias="schema")
+    claims: list[Claim]
+    framing: list[FramingSpan]
+    faithfulness: Faithfulness
+    playground_run_id: str
+    published: Literal[False] = False
+    latency_ms: float
+    # False when the agent's writer is the embedded (extractive) one: it takes no prompt, so the editorial
+    # prompt could not change this answer. Said in the response, never a silent no-op.
+    editorial_prompt_applied: bool
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True
+    )
+
+
+class ClaimMapEntry(Offsets):
+    text: str
+    citation_keys: list[str]
+    citations: list[CitationPair]
+
+
+class QueryV1Response(AnswerBase):
+    fallback_reason: V1FallbackReason | None  # type: ignore[assignment]
+    conversation_id: str
+    message_id: str
+    claim_map: list[ClaimMapEntry]
+    dropped_claims_count: int
+    dropped_claim_reasons: dict[str, int]
+    provenance_complete: bool
+
+
+class SearchResult(WireModel):
+    model_config = ConfigDict(extra="allow", json_schema_serialization_defaults_required=True)
+    document_id: str
+    document_title: str
+    chunk_id: str
+    source: str
+    legal_reference: str | None
+    score: float
+    text: str
+    citation: Citation
+    provenance: dict[str, dict[str, float | int | None]] | None = None
+
+
+class SearchResponse(WireModel):
+    query: str
+    results: list[SearchResult]
+    fallback_reason: Literal["source_scope_empty"] | None = None
+
+
+class ConversationCreated(WireModel):
+    conversation_id: str
+    created_at: str
+
+
+class ConversationView(WireModel):
+    conversation_id: str
+    route: Literal["v1", "v2"] | None
+    messages: list[dict[str, Any]]
+
+
+class ErrorBody(WireModel):
+    error: str = Field(description="A fixed code, e.g. not_found.")
+    detail: str | list[dict[str, Any]] = Field(description="Fixed text, or the failing fields on 422.")
+
+
+# ---------------------------------------------------------------- SSE events (data payloads)
+
+
+class ToolStartedEvent(WireModel):
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+class ToolFinishedEvent(WireModel):
+    call_id: str
+    tool: str
+    status: str
+    result_count: int
+    duration_ms: float
+
+
+class MessageStartEvent(WireModel):
+    conversation_id: str | None
+    message_id: str | None
+    schema_: Literal["annotate-v2"] | None = Field(None, alias="schema")
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True
+    )
+
+
+class TraceEvent(WireModel):
+    trace_id: str
+    tool: str | None
+    tool_executed: bool
+
+
+class CitationEvent(Citation):
+    citation_key: str
+
+
+class PassageEvent(WireModel):
+    model_config = ConfigDict(extra="allow", json_schema_serialization_defaults_required=True)
+    kind: Literal["chunk", "tool"]
+    citation_key: str
+    text: str
+    chunk_id: str | None = None
+
+
+class GuardBlockedEvent(WireModel):
+    fallback_reason: Literal["policy_blocked"] = "policy_blocked"
+    category: str | None = None
+
+
+class ClaimOffsets(Offsets):
+    kind: Literal["fact", "framing"]
+    layout: Layout
+    citation_keys: list[str]
+    verdict: Verdict
+    unverified_reason: UnverifiedReason | None
+    invalid_citation_keys: list[str]
+
+
+class FramingOffsets(Offsets):
+    layout: Layout
+
+
+class AnnotationsEvent(Faithfulness):
+    fallback_used: bool
+    fallback_reason: FallbackReason | None
+    claims_supported: int
+    claims_total: int
+    grounding_rate: float | None
+    claims: list[ClaimOffsets]
+    framing: list[FramingOffsets]
+
+
+class V1FaithfulnessEvent(WireModel):
+    """``/query/stream``: counts of removed sentences (not the v2 counts)."""
+
+    removed: int
+    kept: int
+    dropped_claim_reasons: dict[str, int]
+    claims_supported: int
+    claims_total: int
+    grounding_rate: float | None
+
+
+class AnswerDeltaEvent(WireModel):
+    text: str
+
+
+class DoneEvent(WireModel):
+    finish_reason: Literal["stop", "refusal", "policy_blocked"]
+    history_truncated: bool
+
+
+class ErrorEvent(WireModel):
+    status: int
+    error: str
+    detail: str
+
+
+SSE_EVENTS: dict[str, type[BaseModel]] = {
+    "tool.started": ToolStartedEvent,
+    "tool.finished": ToolFinishedEvent,
+    "message.start": MessageStartEvent,
+    "trace": TraceEvent,
+    "citation": CitationEvent,
+    "passage": PassageEvent,
+    "guard.blocked": GuardBlockedEvent,
+    "annotations": AnnotationsEvent,
+    "faithfulness": V1FaithfulnessEvent,
+    "answer.delta": AnswerDeltaEvent,
+    "done": DoneEvent,
+    "error": ErrorEvent,
+}
+
+OPT_IN_FIELDS = ("grounding", "used_docs", "tool_call_audit", "model_call_log")
+
+
+def dump(model: BaseModel, *, opt_in: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+    """JSON-ready dict: by alias; opt-in fields present only when asked; ``checked`` only when false."""
+    data = model.model_dump(mode="json", by_alias=True)
+    for name in OPT_IN_FIELDS:
+        if name in data and name not in opt_in:
+            del data[name]
+    faith = data.get("faithfulness")
+    if isinstance(faith, dict) and faith.get("checked") is None:
+        faith.pop("checked", None)
+    if "checked" in data and data["checked"] is None:
+        del data["checked"]
+    return data

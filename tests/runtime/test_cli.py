@@ -1,0 +1,203 @@
+"""The CLI's fixed interfaces (DESIGN.md) and start-up errors as one sentence, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from serve_app.runtime.cli import main
+from tests.conftest import API_KEY, DEMO_CORPUS
+
+
+@pytest.fixture()
+def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, demo_index: Path) -> Path:
+    monkeypatch.setenv("ACEH_API_KEYS", API_KEY)
+    monkeypatch.setenv("ACEH_INDEX_DIR", str(demo_index))
+    monkeypatch.setenv("ACEH_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    monkeypatch.delenv("ACEH_CONFIG", raising=False)
+    return tmp_path
+
+
+def _one_sentence(err: str) -> str:
+    lines = [line for line in err.strip().splitlines() if line.startswith("aceh-rag:")]
+    assert lines and "Traceback" not in err
+    return lines[-1]
+
+
+def _start_error(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], yaml_text: str
+) -> str:
+    """`aceh-rag serve` with this config file: it must stop with status 2 and one sentence, returned."""
+    bad = env / "bad.yaml"
+    bad.write_text(yaml_text)
+    monkeypatch.setenv("ACEH_CONFIG", str(bad))
+    assert main(["serve"]) == 2
+    return _one_sentence(capsys.readouterr().err)
+
+
+def test_missing_config_file(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ACEH_CONFIG", str(env / "nope.yaml"))
+    assert main(["serve"]) == 2
+    assert "does not exist" in _one_sentence(capsys.readouterr().err)
+
+
+def test_unknown_engine(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    error = _start_error(env, monkeypatch, capsys, "roles:\n  judge: {engine: magic}\n")
+    assert "unknown engine 'magic'" in error
+
+
+@pytest.mark.parametrize(
+    ("serve_yaml", "expected"),
+    [
+        ("colocate: [Retriever]", "Agent runs as its own deployment but calls Retriever"),
+        ("colocate: [JudgePool]", "Annotator runs as its own deployment but calls JudgePool"),
+        ("colocate: [Ingress]", "serve.colocate.0"),
+    ],
+)
+def test_impossible_placement(
+    env: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    serve_yaml: str,
+    expected: str,
+) -> None:
+    assert expected in _start_error(env, monkeypatch, capsys, f"serve:\n  {serve_yaml}\n")
+
+
+def test_haproxy_asked_for_but_not_installed(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", str(env))  # no haproxy here
+    monkeypatch.delenv("RAY_SERVE_HAPROXY_BINARY_PATH", raising=False)
+    error = _start_error(env, monkeypatch, capsys, "serve:\n  haproxy: true\n")
+    assert "no haproxy program was found" in error
+
+
+def test_haproxy_switches_go_to_every_ray_process(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from serve_app.config import AppConfig, ServeConfig
+    from serve_app.runtime.serve_runner import RAY_ENV, ray_env
+
+    monkeypatch.setenv("RAY_SERVE_HAPROXY_BINARY_PATH", "/opt/haproxy/bin/haproxy")
+    assert ray_env(AppConfig()) == RAY_ENV
+    assert RAY_ENV["RAY_SERVE_ENABLE_DIRECT_INGRESS"] == "0"  # no 30 s replica draining at every stop
+    on = ray_env(AppConfig(serve=ServeConfig(haproxy=True)))
+    assert on["RAY_SERVE_ENABLE_HA_PROXY"] == "1" and on["RAY_SERVE_ENABLE_DIRECT_INGRESS"] == "1"
+    assert on["RAY_SERVE_HAPROXY_BINARY_PATH"] == "/opt/haproxy/bin/haproxy"
+
+
+def test_invalid_yaml(env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = env / "bad.yaml"
+    bad.write_text("roles: [\n")
+    monkeypatch.setenv("ACEH_CONFIG", str(bad))
+    assert main(["ask", "x"]) == 2
+    assert "not valid YAML" in _one_sentence(capsys.readouterr().err)
+
+
+def test_port_in_use(env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        monkeypatch.setenv("ACEH_PORT", str(busy.getsockname()[1]))
+        assert main(["serve"]) == 2
+    assert "already in use" in _one_sentence(capsys.readouterr().err)
+
+
+def test_missing_index(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ACEH_INDEX_DIR", str(env / "no-index"))
+    assert main(["search", "anggaran"]) == 2
+    assert "No index" in _one_sentence(capsys.readouterr().err)
+
+
+def test_search_queries_file_json_lines(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    queries = env / "q.jsonl"
+    queries.write_text(
+        '{"id": "a", "query": "anggaran pendidikan 2023"}\n{"id": 7, "query": "Pasal 7 ayat (1)"}\n'
+    )
+    assert main(["search", "--queries", str(queries), "--top-k", "3", "--json"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["id"] for line in lines] == ["a", 7]
+    for line in lines:
+        assert 1 <= len(line["results"]) <= 3
+        scores = [r["score"] for r in line["results"]]
+        assert scores == sorted(scores, reverse=True)
+        for r in line["results"]:
+            assert set(r) == {
+                "document_id",
+                "document_title",
+                "source",
+                "chunk_id",
+                "legal_reference",
+                "score",
+                "text",
+            }
+            assert (DEMO_CORPUS / r["source"]).is_file()
+
+
+def test_single_search_id_is_q(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "dana otonomi khusus", "--json"]) == 0
+    line = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert line["id"] == "q" and len(line["results"]) == 10
+
+
+def test_judge_file(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items = env / "items.jsonl"
+    passage = "Belanja urusan pendidikan ditetapkan sebesar Rp871.667.219.294."
+    items.write_text(
+        "\n".join(
+            json.dumps(x)
+            for x in [
+                {"id": 1, "claim": "Belanja pendidikan sebesar Rp871,67 miliar.", "passage": passage},
+                {
+                    "id": 2,
+                    "claim": "Belanja pendidikan sebesar Rp871,67 juta.",
+                    "passage": passage,
+                    "document": {
+                        "title": "Qanun Aceh Nomor 1 Tahun 2023",
+                        "type": "Qanun",
+                        "number": "1",
+                        "year": 2023,
+                    },
+                },
+                {"id": 3, "passage": passage},
+            ]
+        )
+        + "\n"
+    )
+    assert main(["judge", str(items)]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [o["id"] for o in out] == [1, 2, 3]
+    assert out[0]["verdict"] == "supported"
+    assert out[1]["verdict"] == "unsupported"
+    assert out[2]["verdict"] == "unverified" and out[2]["reasons"][0] == "invalid_input"
+
+
+def test_ask_json_prints_the_v2_body(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ask", "Berapa anggaran pendidikan Aceh tahun 2023?", "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["schema"] == "annotate-v2" and body["claims"]
+
+
+def test_ask_prints_marks(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ask", "Berapa anggaran pendidikan Aceh tahun 2023?"]) == 0
+    out = capsys.readouterr().out
+    assert "terverifikasi" in out and "verification:" in out
+
+
+def test_ingest_is_idempotent(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index = env / "idx"
+    one = DEMO_CORPUS / "qanun_syariat.md"
+    assert main(["ingest", str(one), "--index", str(index), "--no-progress"]) == 0
+    first = json.loads((index / "manifest.json").read_text())
+    assert main(["ingest", str(one), "--index", str(index), "--no-progress"]) == 0
+    assert "1 unchanged" in capsys.readouterr().out
+    assert json.loads((index / "manifest.json").read_text())["fingerprint"] == first["fingerprint"]
+    assert first["sources"][0]["source"] == "qanun_syariat.md"

@@ -1,0 +1,124 @@
+"""The allowed imports of serve_app/__init__.py, checked on every module's import statements (ast), lazy
+imports inside functions included."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+SHARED = frozenset({"errors", "budget", "config", "metrics", "scope"})
+ROLES = ("guard", "agent", "answer", "conversation", "wire", "runtime")
+ANSWER_TYPES = frozenset({"serve_app.answer.segments", "serve_app.answer.annotation"})
+EVERYTHING = frozenset({*SHARED, *ROLES, "app", "ingress", "pipeline"})
+# Which layers each layer may import, besides itself and the shared modules.
+ALLOWED: dict[str, frozenset[str]] = {
+    **{name: SHARED for name in SHARED},
+    "guard": frozenset(),
+    "conversation": frozenset(),
+    "answer": frozenset(),
+    "agent": frozenset({"answer"}),
+    "wire": frozenset({"answer"}),  # its type modules only, checked below
+    "pipeline": frozenset({"guard", "agent", "answer", "conversation", "wire"}),
+    "ingress": frozenset({"pipeline", "guard", "wire"}),
+    "app": EVERYTHING,
+    "runtime": EVERYTHING,
+}
+LIBRARIES = ("retrieval", "judge", "models")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path, source: str | None = None) -> Iterator[tuple[int, str]]:
+    """(line, absolute module) of every import in the file; ``from a import b`` yields ``a.b`` too, since
+    ``b`` may be a module."""
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    text = path.read_text(encoding="utf-8") if source is None else source
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            yield node.lineno, base
+            for alias in node.names:
+                yield node.lineno, f"{base}.{alias.name}"
+
+
+def layer(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "serve_app" or len(parts) < 2:
+        return None
+    return parts[1]
+
+
+def crossings(path: Path, source: str | None = None) -> list[str]:
+    own = layer(module_name(path))
+    if own is None:
+        return []
+    allowed = ALLOWED.get(own, frozenset()) | {own} | SHARED
+    bad = []
+    for line, target in imports(path, source):
+        other = layer(target)
+        if other is None or other == own:
+            continue
+        if other not in EVERYTHING:
+            continue  # a name imported from serve_app/__init__ that is not a module
+        if other not in allowed:
+            bad.append(f"{path.relative_to(REPO)}:{line} ({own}) imports {target} ({other})")
+        elif own == "wire" and other == "answer" and not any(
+                target == t or target.startswith(t + ".") for t in ANSWER_TYPES):
+            bad.append(f"{path.relative_to(REPO)}:{line} (wire) imports {target}, not a type of answer/")
+    return bad
+
+
+def test_serve_app_layers() -> None:
+    files = sorted((REPO / "serve_app").rglob("*.py"))
+    assert len(files) > 40
+    bad = [line for path in files for line in crossings(path)]
+    assert not bad, "imports that cross serve_app/__init__.py's rules:\n" + "\n".join(bad)
+
+
+def test_top_of_serve_app_holds_the_flow_and_shared_modules() -> None:
+    top = {p.stem for p in (REPO / "serve_app").glob("*.py")} - {"__init__"}
+    assert top == {"app", "ingress", "pipeline", *SHARED}
+    packages = {p.name for p in (REPO / "serve_app").iterdir() if (p / "__init__.py").exists()}
+    assert packages == set(ROLES)
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+def test_libraries_import_no_ray_and_no_serve_app(library: str) -> None:
+    bad = [
+        f"{path.relative_to(REPO)}:{line} imports {target}"
+        for path in sorted((REPO / library).rglob("*.py"))
+        for line, target in imports(path)
+        if target.split(".")[0] in ("ray", "serve_app")
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_rule_check_sees_a_crossing() -> None:
+    """The checker itself: a guard module importing the agent, relatively and absolutely, is caught; a
+    shared module is not; wire/ may read answer/'s types but not its annotator."""
+    probe = REPO / "serve_app" / "guard" / "probe.py"
+    source = "from ..agent import planner\nimport serve_app.wire.sse\nfrom serve_app import errors\n"
+    found = crossings(probe, source)
+    assert [f.split(" imports ")[1] for f in found] == [
+        "serve_app.agent (agent)", "serve_app.agent.planner (agent)", "serve_app.wire.sse (wire)",
+    ]
+    wire = REPO / "serve_app" / "wire" / "probe.py"
+    assert crossings(wire, "from serve_app.answer.annotation import Annotation\n") == []
+    assert len(crossings(wire, "from serve_app.answer.annotate import Annotator\n")) == 2
