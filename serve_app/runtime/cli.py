@@ -274,6 +274,8 @@ BENCHMARKS = (
     "agent_quality",
     "query_v2",
     "loadtest",
+    "fuzz",
+    "faults",
 )
 
 

@@ -128,6 +128,7 @@ def _op(
             ("422", "invalid body"),
             ("429", "rate limited"),
             ("502", "model server failure"),
+            ("503", "a deployment of the graph is not available (a replica died); retry"),
         ]
     }
     op["responses"] = {status: {"description": "OK", "content": content}, **errs}
