@@ -362,6 +362,7 @@ class Pipeline:
                     **v2_fields,
                     playground_run_id=uuid.uuid4().hex,
                     latency_ms=round((time.perf_counter() - ctx.started) * 1000, 3),
+                    editorial_prompt_applied=self.models_info["agent"]["engine"] != "embedded",
                 )
             else:
                 body_model = QueryV2Response(**common, **v2_fields, conversation_id="", message_id="")

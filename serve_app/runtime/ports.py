@@ -3,9 +3,26 @@ runs unchanged in one process or across the Ray Serve graph."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
+
+from ray.exceptions import RayActorError
+from ray.serve.exceptions import DeploymentUnavailableError, ReplicaUnavailableError
+
+from serve_app import errors
+
+# A replica that died (or none is up yet) under a request: the contract's 503, never a 500 with Ray's text.
+GONE = (RayActorError, DeploymentUnavailableError, ReplicaUnavailableError)
+
+
+@contextlib.contextmanager
+def _replica_gone_is_503() -> Iterator[None]:
+    try:
+        yield
+    except GONE:
+        raise errors.NotReady() from None
 
 
 class HandleProxy:
@@ -20,7 +37,8 @@ class HandleProxy:
         method = getattr(self._handle, name)
 
         async def call(*args: Any, **kwargs: Any) -> Any:
-            return await method.remote(*args, **kwargs)
+            with _replica_gone_is_503():
+                return await method.remote(*args, **kwargs)
 
         return call
 
@@ -46,6 +64,12 @@ class RemoteAgent:
     async def run(
         self, req: Any, *, budget: Any, on_event: Callable[[dict[str, Any]], Awaitable[None]] | None = None
     ) -> Any:
+        with _replica_gone_is_503():
+            return await self._run(req, budget, on_event)
+
+    async def _run(
+        self, req: Any, budget: Any, on_event: Callable[[dict[str, Any]], Awaitable[None]] | None
+    ) -> Any:
         if on_event is None:
             outcome, remote_budget = await self._handle.run.remote(req, budget)
             copy_state(budget, remote_budget)
@@ -69,6 +93,7 @@ class RemoteAnnotator:
         self._handle = handle
 
     async def annotate(self, *, budget: Any, **kwargs: Any) -> Any:
-        annotation = await self._handle.annotate.remote(budget=budget, **kwargs)
+        with _replica_gone_is_503():
+            annotation = await self._handle.annotate.remote(budget=budget, **kwargs)
         copy_state(budget, getattr(annotation, "budget", None))
         return annotation
