@@ -248,7 +248,19 @@ umrah : umrah; umrah pilgrimage
 jemaah : pilgrims; congregation
 transfer : transfer; transfers
 penyaluran : disbursement; distribution
+suku bunga acuan : reference rate; reference interest rate
 pencairan : disbursement; withdrawal
+"""
+
+# General verbs and qualifiers of statute text (the same glossary conventions): translated like the terms, but
+# not names of a budget or legal term, so a claim may restate them in other words (textunits.names_term).
+_GENERAL_TABLE = """
+ditambah : plus; added
+dibagi : divided; shared
+acuan : reference
+mengungkapkan : disclose; disclosed; reveal
+terakhir : last; latest; final
+dibiayai : financed; funded; covered
 """
 
 _SPACE_RE = re.compile(r"\s+")
@@ -278,7 +290,12 @@ def _parse(table: str) -> tuple[Term, ...]:
     return tuple(terms)
 
 
-TERMS: tuple[Term, ...] = _parse(_TABLE)
+GENERAL_TERMS: tuple[Term, ...] = _parse(_GENERAL_TABLE)
+TERMS: tuple[Term, ...] = _parse(_TABLE) + GENERAL_TERMS
+# The words of the general entries, both sides: never a term's name
+GENERAL_WORDS = frozenset(
+    word for term in GENERAL_TERMS for side in (term.indonesian, *term.english) for word in side.split()
+)
 
 
 def _index() -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, str], dict[str, str]]:

@@ -18,6 +18,7 @@ from judge.numbers import (
     scale_differs,
     values_equal,
 )
+from judge.ocr_words import ocr_match
 from judge.periods import period_matches
 from judge.references import reference_keys
 from judge.textunits import TextView, Token, content_tokens, contrast_keys, is_grounded, names_term
@@ -133,6 +134,10 @@ def _other_label_keys(view: TextView, figure_index: int, same_kind: bool = False
 
 Distinct = tuple[tuple[Token, bool], ...]
 
+# Statute connectives that sit in one item's wording without naming what it counts: "diterapkan atas",
+# "dalam ketentuan ini", "yang berlaku". A claim need not repeat them to name the item.
+_CONNECTIVE = frozenset({"diterapkan", "ketentuan", "berlaku", "dimaksud", "tersebut"})
+
 
 def _distinctive(view: TextView, figure_index: int) -> tuple[Distinct, Distinct]:
     """Words of this figure's label found in no other figure's label: what tells its row or item apart; and
@@ -146,7 +151,7 @@ def _distinctive(view: TextView, figure_index: int) -> tuple[Distinct, Distinct]
         distinct = []
         for start, end in labels:
             for token in content_tokens(view, start, end):
-                if token.low in FRAMING_WORDS or token.low in MARKER_WORDS:
+                if token.low in FRAMING_WORDS or token.low in MARKER_WORDS or token.low in _CONNECTIVE:
                     continue
                 if token.start in view.anaphors and token.low[0] == "§":
                     continue  # "dimaksud pada ayat (1)" points to the ayat's subject (in the neighbourhood)
@@ -182,7 +187,9 @@ def entity_ok(
         # "sebagaimana dimaksud pada ayat (1) huruf c" tells a clause apart only to a claim citing clauses
         distinctive = tuple(d for d in distinctive if d[0].low[0] != "§")
     if distinctive and len(source.view.quantities) > 1:
-        if not any(_named(t, by_form, claim_keys) for t, by_form in distinctive):
+        if not any(_named(t, by_form, claim_keys) for t, by_form in distinctive) and not any(
+            ocr_match(t.low, claim_keys) for t, _ in distinctive  # the scan damaged the word that does
+        ):
             return False  # the claim names nothing that sets this figure's row or item apart
         if figure_index in source.view.in_table and not all(
             _named(t, by_form, claim_keys) for t, by_form in names
@@ -207,10 +214,20 @@ def entity_ok(
         if not is_grounded(token, all_keys):
             if not contrast_keys(token.low, english).isdisjoint(all_keys):
                 return False  # "impor" where the passage says "ekspor"
+            if not english and ocr_match(token.low, _passage_words(view)):
+                continue  # the passage spells it with OCR damage ("mengunglapkan")
             if token.capital or names_term(token):
                 return False  # a name or a budget term is never a mere restatement
             unknown += 1
     return unknown <= allowed_unknown(max_unknown_ratio, len(claim_fig.required))
+
+
+def _passage_words(view: TextView) -> tuple[str, ...]:
+    """The passage's distinct lower-case words, once per view (read only when a claim word is missing)."""
+    cached = view.memo.get(("words", 0))
+    if cached is None:
+        cached = view.memo[("words", 0)] = tuple(dict.fromkeys(t.low for t in view.tokens))
+    return cached  # type: ignore[return-value]
 
 
 def allowed_unknown(ratio: float, words: int) -> int:

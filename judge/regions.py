@@ -230,6 +230,10 @@ def _prose_regions(
         if last_in_sentence[sentence[0]] == index:
             item_break = _ITEM_BREAK_RE.search(view_text, end, sentence[1])
             ranges.append((end, item_break.start() if item_break else max(end, sentence[1])))
+            if may_lead and view_text[sentence[0] : sentence[1]].rstrip().endswith(":"):
+                items = _items_introduced(view_text, figures, sentences, sentence)
+                ranges.extend(items)
+                own.extend(items)
         elif len(own) > 1:
             ranges.append(own[1])
         regions[index] = tuple(ranges)
@@ -288,6 +292,26 @@ def _list_lead_in(
         if not _ITEM_START_RE.match(text, start):
             return None
     return None
+
+
+_LETTER_ITEM_RE = re.compile(r"\s*(?:[a-z]\.|\d{1,2}\s?\.|[-–•])\s")  # "a.", "1.", "-": not an ayat "(2)"
+
+
+def _items_introduced(
+    text: str, figures: tuple[Figure, ...], sentences: Ranges, sentence: tuple[int, int]
+) -> list[tuple[int, int]]:
+    """For a figure closing a lead-in ("Tarif sebesar 0% diterapkan atas:"), the list items that follow it
+    with no figure of their own ("a. ekspor jasa; b. …"): they say what that figure applies to, so they are
+    its words, and a claim taking them to another item's figure names another figure's entity."""
+    position = sentences.index(sentence) if sentence in sentences else -1
+    items: list[tuple[int, int]] = []
+    for start, end in sentences[position + 1 : position + 21] if position >= 0 else ():
+        if not _LETTER_ITEM_RE.match(text, start):
+            break
+        if any(start <= f.start < end and f.kind not in PERIOD_KINDS for f in figures):
+            return []  # items with figures of their own ("a. sebesar 11% …") are labelled by those
+        items.append((start, end))
+    return items
 
 
 def _follows(

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import NamedTuple
 
 import Stemmer
 
-from judge.bilingual import TERMS, find_phrases
+from judge.bilingual import GENERAL_TERMS, GENERAL_WORDS, TERMS, find_phrases
 from judge.lexicon import (
     ACRONYMS,
     BILINGUAL,
@@ -136,7 +137,7 @@ for _term in TERMS:
 def _term_heads() -> frozenset[str]:
     """The head word of every Indonesian lexicon term (Indonesian puts it first: "dana" of "dana alokasi
     umum", "bea" of "bea masuk"). Modifiers are told apart by the contrast and other-label checks."""
-    heads = {term.indonesian.split()[0] for term in TERMS}
+    heads = {term.indonesian.split()[0] for term in TERMS if term not in GENERAL_TERMS}
     heads.update(words[0] for words in BILINGUAL.values() if words)
     heads.update(words[0] for words in ACRONYMS.values() if words)
     return frozenset(heads - STOPWORDS)
@@ -152,8 +153,8 @@ def names_term(token: Token) -> bool:
     low = token.low
     if " " in low or low in _ACRONYMS:
         return True
-    if low in SYNONYMS:
-        return False  # a general word ("termasuk", "dikenakan") with restatements of its own
+    if low in SYNONYMS or low in GENERAL_WORDS:
+        return False  # a general word ("termasuk", "dikenakan", "dibagi") with restatements of its own
     return low in _TERM_HEADS or (low in _TRANSLATIONS and low not in CONTRASTS)
 
 
@@ -338,10 +339,14 @@ def _join_phrases(tokens: list[Token]) -> list[Token]:
     return out
 
 
-def _sentences(text: str) -> tuple[tuple[int, int], ...]:
+def _sentences(text: str, figures: Sequence[Figure] = ()) -> tuple[tuple[int, int], ...]:
     spans = []
     start = 0
+    # an amount the scanner split ("Rp 1 . 750.283 …", read whole by judge.ocr_runs) holds no sentence end
+    joined = [(f.start, f.end) for f in figures if ". " in f.text or "\n" in f.text]
     for match in _BOUNDARY_RE.finditer(text):
+        if joined and any(s < match.start() < e for s, e in joined):
+            continue
         if match.group().startswith(".") and text[match.start() - 1 : match.start()] in (".", "…"):
             continue  # dotted leaders and ellipses ("Bumi ....... Rp5.000.000") do not end a sentence
         if match.group().startswith("."):
@@ -380,7 +385,7 @@ def fresh_view(text: str, lang: str | None = None, *, cached: bool = False) -> T
         all_keys |= token.keys
         for part in acronym_keys(token.low):
             all_keys |= part
-    sentences = _sentences(parsed.text)
+    sentences = _sentences(parsed.text, parsed.figures)
     quantities = tuple(i for i, fig in enumerate(parsed.figures) if fig.kind not in PERIOD_KINDS)
     found = figure_regions(parsed.text, parsed.figures, quantities, sentences, parsed.references)
     starts = [t.start for t in tokens]
