@@ -299,8 +299,10 @@ def ground_figure(
 
 def _fit(claim_keys: frozenset[str], view: TextView, figure_index: int) -> int:
     """How many of the claim's word keys this figure's own neighbourhood holds: among equal figures ("denda
-    sebesar 30%" in ayat (9) and in ayat (10)) the claim is about the one whose words it uses."""
-    return len(claim_keys & view.keys_in(view.regions.get(figure_index, ())))
+    sebesar 30%" in ayat (9) and in ayat (10)) the claim is about the one whose words it uses, its condition
+    ("Dalam hal …,", kept out of its label as a scope) included: its sentence counts too."""
+    sentence = view.sentence_at(view.figures[figure_index].start)
+    return len(claim_keys & view.keys_in((*view.regions.get(figure_index, ()), sentence)))
 
 
 def _failure_reason(claim: Figure, sources: Sequence[Source], seen: set[str]) -> str:

@@ -26,9 +26,11 @@ _RUN_RE = re.compile(
 _TWIN_AFTER_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
 _LOOKALIKE = str.maketrans({"O": "0", "o": "0", "l": "1", "I": "1", "|": "1", "S": "5"})
 _DAMAGE_RE = re.compile(r"[OolI|S]|\d\s|\s\d|[.,]\s")
-# A cheap test of a whole text for a damaged run: digits beside a space or a look-alike letter, or a
-# look-alike letter right after "Rp".
-_SUSPECT_RE = re.compile(r"\d\s[.,]\s\d|\d[.,]?\s[.,]?\d|\d[.,]?\s[lI|]\s\d|\d[OolI|]|[OolI|]\d|Rp\s?[lI|S]|\d%o|o/o")
+# A cheap test of a whole text for a damaged run: digits beside a space or a look-alike letter ("1 . 750",
+# "428. l 14"), or a look-alike letter right after "Rp".
+_SUSPECT_RE = re.compile(
+    r"\d\s[.,]\s\d|\d[.,]?\s[.,]?\d|\d[.,]?\s[lI|]\s\d|\d[OolI|]|[OolI|]\d|Rp\s?[lI|S]|\d%o|o/o"
+)
 
 
 def _inside(figure: Figure, start: int, end: int) -> bool:

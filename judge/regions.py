@@ -202,12 +202,15 @@ def _prose_regions(
         sentence = sentence_of[index]
         end = figures[twin_of_digit[index]].end if index in twin_of_digit else fig.end
         label_start = previous_end.get(sentence[0], sentence[0])
-        if label_start == sentence[0]:
-            scope = _SCOPE_RE.match(view_text, label_start)
-            if scope and scope.end() <= fig.start:
-                label_start = scope.end()  # "Pada Dinas X," is the topic, not this figure's label
+        scope = _SCOPE_RE.match(view_text, sentence[0])
+        if scope and scope.end() > fig.start:
+            scope = None
+        if label_start == sentence[0] and scope:
+            label_start = scope.end()  # "Pada Dinas X," is the topic, not this figure's label
         ranges = [(label_start, fig.start)]
         own = [(label_start, fig.start)]
+        if scope:  # but its sentence's condition ("(10) Dalam hal … banding,") is in its neighbourhood
+            ranges.append((sentence[0], scope.end()))
         lead = _LEAD_IN_RE.search(view_text, sentence[0], fig.start) if may_lead else None
         if lead and lead.start() < label_start:
             ranges.append((sentence[0], lead.end()))

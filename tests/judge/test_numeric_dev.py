@@ -19,8 +19,8 @@ pytestmark = pytest.mark.data
 
 # What the judge reached on this set (benchmarks/results/judge_rules.json); the goals where met.
 FLOORS = {
-    "balanced_accuracy": 0.92,  # goal 0.97: not reached
-    "recall_unsupported": 0.98,  # goal 0.98: reached
+    "balanced_accuracy": 0.93,  # goal 0.97: not reached
+    "recall_unsupported": 0.99,  # goal 0.98: reached
     "english_accuracy": 0.93,  # goal 0.90: reached
 }
 

@@ -131,3 +131,26 @@ def test_an_amount_the_scanner_split_holds_no_sentence_end() -> None:
     assert _verdict(claim.format("1.234.567.890"), text) == "supported"
     assert _verdict(claim.format("1.234.576.890"), text) == "unsupported"
     assert _verdict(claim.format("1.234.567"), text) == "unsupported"  # a prefix is not the amount
+
+
+PENALTY = (
+    "(4) Dalam hal permohonan izin ditolak, pemohon dikenai biaya administrasi sebesar 2% (dua persen) dari "
+    "nilai jaminan yang telah disetor sebelum mengajukan permohonan. (5) Dalam hal pemohon "
+    "mengajukan keberatan, biaya administrasi sebesar 2% (dua persen) sebagaimana dimaksud pada ayat (4) "
+    "tidak dikenakan."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        ("Jika pemohon mengajukan keberatan, biaya administrasi 2% tidak dikenakan.", "supported"),
+        ("Jika pemohon mengajukan keberatan, biaya administrasi 2% tetap dikenakan.", "unsupported"),
+        (
+            "Jika permohonan izin ditolak, pemohon dikenai biaya administrasi 2% dari nilai jaminan.",
+            "supported",
+        ),
+    ],
+)
+def test_an_ayat_condition_tells_equal_figures_apart(claim: str, verdict: str) -> None:
+    assert _verdict(claim, PENALTY) == verdict
