@@ -257,7 +257,7 @@ def run_demo(index: Path | None) -> dict[str, Any]:
     from serve_app.answer.refusals import NOT_FOUND_FRAMING
     from serve_app.config import load_config
     from serve_app.guard.auth import Principal
-    from serve_app.runtime import factory
+    from serve_app.runtime import factory, index_setup
     from serve_app.wire.schemas import QueryV2Request
 
     questions = [json.loads(line) for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
@@ -272,7 +272,7 @@ def run_demo(index: Path | None) -> dict[str, Any]:
         env.pop("ACEH_CORPUS", None)
         cfg = load_config(env=env)
         started = time.perf_counter()
-        factory.ingest_paths(cfg, [DEMO_CORPUS], index_dir, progress=False)
+        index_setup.ingest_paths(cfg, [DEMO_CORPUS], index_dir, progress=False)
         ingest_s = round(time.perf_counter() - started, 1)
         pipeline = factory.build_inprocess(cfg)
 
@@ -405,9 +405,9 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.retrieval_quality import bench_encoder
     from models.rerankers import FeatureReranker
     from retrieval.ingest import ingest
+    from retrieval.port import LocalRetrieverPort
     from retrieval.retriever import Retriever
     from serve_app.agent.agent import Agent
-    from serve_app.agent.tools.base import LocalRetrieverPort
     from serve_app.agent.writers.embedded import EmbeddedWriter
 
     questions = [
