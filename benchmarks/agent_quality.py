@@ -177,7 +177,7 @@ def evaluate(agent: Any, questions: list[dict[str, Any]]) -> list[dict[str, Any]
     return rows
 
 
-def _rate(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
+def rate(rows: list[dict[str, Any]], key: str) -> dict[str, Any]:
     values = [r[key] for r in rows if r[key] is not None]
     hits = sum(bool(v) for v in values)
     return {
@@ -192,7 +192,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "questions": len(rows),
         **{
-            k: _rate(rows, k)
+            k: rate(rows, k)
             for k in ("gold_shown", "cites_gold", "states_figure", "figure_cited_gold", "not_found")
         },
         "facts_per_answer": round(statistics.mean(r["facts"] for r in rows), 2) if rows else None,
@@ -248,108 +248,6 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-DEMO_CORPUS = ROOT / "configs" / "demo_corpus"
-DEMO_QUESTIONS = ROOT / "tests" / "data" / "demo_questions.jsonl"
-
-
-def run_demo(index: Path | None) -> dict[str, Any]:
-    """The demo questions through the in-process pipeline (guard, agent, composer, judge)."""
-    from serve_app.answer.refusals import NOT_FOUND_FRAMING
-    from serve_app.config import load_config
-    from serve_app.guard.auth import Principal
-    from serve_app.runtime import factory, index_setup
-    from serve_app.wire.schemas import QueryV2Request
-
-    questions = [json.loads(line) for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
-    with tempfile.TemporaryDirectory(prefix="agent-quality-demo-") as tmp:
-        index_dir = index or Path(tmp) / "index"
-        env = {
-            **os.environ,
-            "ACEH_INDEX_DIR": str(index_dir),
-            "ACEH_API_KEYS": "bench",
-            "ACEH_DATABASE_URL": f"sqlite:///{Path(tmp) / 'store.db'}",
-        }
-        env.pop("ACEH_CORPUS", None)
-        cfg = load_config(env=env)
-        started = time.perf_counter()
-        index_setup.ingest_paths(cfg, [DEMO_CORPUS], index_dir, progress=False)
-        ingest_s = round(time.perf_counter() - started, 1)
-        pipeline = factory.build_inprocess(cfg)
-
-        async def ask_all() -> list[dict[str, Any]]:
-            rows = []
-            for q in questions:
-                t0 = time.perf_counter()
-                request = QueryV2Request(query=q["question"])
-                body = (await pipeline.answer(request, Principal.anonymous(), route="v2")).body
-                answer = body.get("answer") or ""
-                sources = [c.get("source") for c in body.get("citations", [])]
-                figure, gold = q["expected_figure"], q["gold_file"]
-                rows.append(
-                    {
-                        "id": q["id"],
-                        "kind": q["kind"],
-                        "question": q["question"],
-                        "expected_figure": figure,
-                        "gold_file": gold,
-                        "states_figure": (figure in answer) if figure else None,
-                        "cites_gold": any(s and s.endswith(gold) for s in sources) if gold else None,
-                        "verification": (body.get("faithfulness") or {}).get("verification"),
-                        "not_found": NOT_FOUND_FRAMING in answer if q["kind"] == "not_found" else None,
-                        "claims": [c.get("verdict") for c in body.get("claims", [])],
-                        "latency_ms": round((time.perf_counter() - t0) * 1000, 1),
-                        "answer": answer,
-                    }
-                )
-            return rows
-
-        rows = asyncio.run(ask_all())
-    full = [r["verification"] == "full" for r in rows]
-    full_rate = round(100.0 * sum(full) / len(full), 1)
-    summary = {
-        "questions": len(rows),
-        "states_figure": _rate(rows, "states_figure"),
-        "cites_gold": _rate(rows, "cites_gold"),
-        "verification_full": {"hits": sum(full), "total": len(full), "rate": full_rate},
-        "not_found_framed": _rate(rows, "not_found"),
-        "claims_per_answer": round(statistics.mean(len(r["claims"]) for r in rows), 2),
-        "unsupported_claims": sum(c != "supported" for r in rows for c in r["claims"]),
-        "latency_ms_p50": round(percentile([r["latency_ms"] for r in rows], 0.5), 1),
-    }
-    return {"ingest_s": ingest_s, "summary": summary, "rows": rows}
-
-
-def demo_markdown(result: dict[str, Any]) -> str:
-    s = result["summary"]
-    lines = [
-        "# Agent quality on the demo corpus (embedded agent and judge, whole pipeline)",
-        "",
-        f"{result['date']} · {result['machine']} · `{result['command']}` · {result['threads']} threads · "
-        f"{result['runs']} run · ingest {result['ingest_s']} s",
-        "",
-        *rate_table(s, (
-            ("states_figure", "answer contains expected_figure"),
-            ("cites_gold", "answer cites gold_file"),
-            ("verification_full", "verification 'full'"),
-            ("not_found_framed", "not_found questions answered with the not-found framing"),
-        )),
-    ]
-    lines += [
-        "",
-        f"Claims per answer {s['claims_per_answer']} (mean), unsupported claims {s['unsupported_claims']}, "
-        f"latency p50 {s['latency_ms_p50']} ms.",
-        "",
-        "| id | figure | cites gold | verification | claims |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    mark = {True: "yes", False: "no", None: "–"}
-    for r in result["rows"]:
-        claims = " ".join("✓" if c == "supported" else "✗" for c in r["claims"]) or "–"
-        figure, gold = mark[r["states_figure"]], mark[r["cites_gold"]]
-        lines.append(f"| {r['id']} | {figure} | {gold} | {r['verification']} | {claims} |")
-    return "\n".join(lines) + "\n"
-
-
 def _write(result: Result, render: Callable[[dict[str, Any]], str], quick: bool = False) -> None:
     """The record to results/<benchmark>.json and its Markdown table next to it."""
     record = result.to_json() | {"machine": machine_summary(result.machine)}
@@ -387,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_full(args.full_index, args.label, argv, _write)
     if args.demo:
+        from benchmarks.agent_quality_demo import demo_markdown, run_demo
+
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         demo = run_demo(args.index)
         # The demo questions were written with the demo corpus, and the agent was tuned on them.

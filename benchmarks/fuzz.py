@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures={"cases": report["cases"], "failures": report["failures"]},
             data="schemathesis cases from /openapi.json (demo corpus), valid/wrong/no key, positive+negative",
             in_sample=False,
-            command=command("benchmarks.fuzz", argv),
+            command=command("fuzz", argv),
             details={**report, "examples_per_route_mode_credential": args.examples,
                      "seconds": round(seconds)},
         ),

@@ -4,7 +4,8 @@ Contract of :class:`Engine` (every implementation, fakes included):
 
 * ``generate`` returns one :class:`Generation` or raises a :class:`ModelError` subclass. With
   ``json_schema`` the engine asks the server for structured output and ``Generation.parsed`` holds the
-  decoded JSON object; text that does not decode raises :class:`ModelOutputError`, never a guess.
+  decoded JSON object; text that does not decode raises :class:`ModelOutputError`, never a guess. Output
+  cut at ``max_tokens`` comes back undecoded with ``finish_reason == "length"``.
 * ``classify`` scores each prompt's *first generated token* over ``labels`` and returns one
   :class:`Classification` per prompt, in order, with probabilities renormalised over the labels. A label
   missing from the engine's top-k gets the engine's floor probability, never a silent 0.

@@ -8,6 +8,11 @@ This is how production reaches vLLM; there is no in-process vLLM engine.
 * ``classify`` posts every prompt in one ``/v1/completions`` request (``max_tokens=1``, ``logprobs=k``) and
   reads the ``top_logprobs`` of the first generated token; see :func:`first_token_label_probs` for how
   tokens map to labels and for the floor given to labels outside the top-k.
+* With ``chat_template=True`` (vLLM servers) ``classify`` first asks the server's ``/tokenize`` for each
+  prompt wrapped in the model's chat template (a user turn plus the assistant's generation prompt) and for
+  each label's own first token ids, then sends the token ids and reads ``token_id:N`` top-k keys
+  (:mod:`models.label_tokens`). An instruct model answers inside its template; raw text would ask it to
+  continue a document instead.
 
 Errors: HTTP 4xx/5xx -> :class:`ModelUnavailable` (the server's text goes to the log only), timeouts and the
 deadline -> :class:`ModelTimeout`, a body that is not the protocol's JSON -> :class:`ModelOutputError`.
@@ -36,6 +41,7 @@ from models.base import (
     ModelUnavailable,
     deadline_left,
 )
+from models.label_tokens import distinct_label_ids, label_variants, token_id_label_probs
 from models.tokens import estimate_message_tokens, estimate_tokens, split_total
 
 logger = logging.getLogger(__name__)
@@ -114,6 +120,7 @@ class OpenAIEngine(Engine):
         headers: dict[str, str] | None = None,
         top_logprobs: int = DEFAULT_TOP_LOGPROBS,
         schema_name: str = "output",
+        chat_template: bool = False,
         client: httpx.AsyncClient | None = None,
     ) -> None:
         if not model:
@@ -122,6 +129,9 @@ class OpenAIEngine(Engine):
             raise ValueError("timeout_s must be > 0, max_retries >= 0 and top_logprobs >= 1")
         root = base_url.rstrip("/")
         self._api_root = root if root.endswith("/v1") else root + "/v1"
+        self._server_root = self._api_root.removesuffix("/v1")  # vLLM's /tokenize lives outside /v1
+        self.chat_template = chat_template
+        self._label_ids: dict[tuple[str, ...], dict[str, frozenset[int]]] = {}
         self.model = model
         self._timeout_s = timeout_s
         self._max_retries = max_retries
@@ -170,7 +180,11 @@ class OpenAIEngine(Engine):
         usage = _usage(data)
         record.prompt_tokens = usage.get("prompt_tokens", record.prompt_tokens)
         record.completion_tokens = usage.get("completion_tokens", estimate_tokens(text))
-        parsed = decode_json_output(text, json_schema, record) if json_schema is not None else None
+        # Output cut at max_tokens is reported as cut (the caller may ask again), not as malformed JSON.
+        cut = finish_reason == "length"
+        parsed = (
+            decode_json_output(text, json_schema, record) if json_schema is not None and not cut else None
+        )
         return Generation(text=text, record=record, parsed=parsed, finish_reason=finish_reason)
 
     async def classify(
@@ -191,7 +205,8 @@ class OpenAIEngine(Engine):
         if not prompts:
             return []
         record = CallRecord(role=role, engine=self.name, model=self.model)
-        body = {
+        start = time.perf_counter()
+        body: dict[str, Any] = {
             "model": self.model,
             "prompt": prompts,
             "max_tokens": 1,
@@ -199,7 +214,16 @@ class OpenAIEngine(Engine):
             "logprobs": self._top_logprobs,
         }
         estimates = [estimate_tokens(p) for p in prompts]
+        label_ids: dict[str, frozenset[int]] | None = None
+        if self.chat_template:
+            label_ids = await self._labels_as_ids(labels, record, deadline)
+            token_prompts = list(
+                await asyncio.gather(*(self._chat_token_ids(p, record, deadline) for p in prompts))
+            )
+            body["prompt"], body["return_tokens_as_token_ids"] = token_prompts, True
+            estimates = [len(ids) for ids in token_prompts]
         data = await self._post("/completions", body, record, deadline, sum(estimates))
+        record.latency_ms = (time.perf_counter() - start) * 1000
         tops = self._first_token_tops(data, len(prompts), record)
         usage = _usage(data)
         prompt_shares = split_total(usage.get("prompt_tokens", sum(estimates)), estimates)
@@ -214,8 +238,58 @@ class OpenAIEngine(Engine):
                 completion_tokens=completion_tokens,
                 latency_ms=record.latency_ms,
             )
-            results.append(Classification(probs=first_token_label_probs(top, labels), record=item_record))
+            try:
+                probs = (
+                    first_token_label_probs(top, labels)
+                    if label_ids is None
+                    else token_id_label_probs(top, label_ids)
+                )
+            except ModelOutputError as exc:
+                raise self._bad_output(record, str(exc)) from exc
+            results.append(Classification(probs=probs, record=item_record))
         return results
+
+    async def _chat_token_ids(self, prompt: str, record: CallRecord, deadline: float | None) -> list[int]:
+        """``prompt`` as one user turn in the model's chat template, ready for the answer: token ids."""
+        body = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "add_generation_prompt": True,
+        }
+        return await self._tokenize(body, record, deadline)
+
+    async def _labels_as_ids(
+        self, labels: list[str], record: CallRecord, deadline: float | None
+    ) -> dict[str, frozenset[int]]:
+        """Each label's first token ids in the model's vocabulary, asked once per label set."""
+        key = tuple(labels)
+        if key not in self._label_ids:
+            first: dict[str, set[int]] = {}
+            for label in labels:
+                spelled = label_variants(label)
+                ids = await asyncio.gather(
+                    *(
+                        self._tokenize(
+                            {"model": self.model, "prompt": text, "add_special_tokens": False},
+                            record,
+                            deadline,
+                        )
+                        for text in spelled
+                    )
+                )
+                first[label] = {tokens[0] for tokens in ids if tokens}
+            try:
+                self._label_ids[key] = distinct_label_ids(first)
+            except ModelOutputError as exc:
+                raise self._bad_output(record, str(exc)) from exc
+        return self._label_ids[key]
+
+    async def _tokenize(self, body: dict[str, Any], record: CallRecord, deadline: float | None) -> list[int]:
+        data = await self._post(self._server_root + "/tokenize", body, record, deadline, 0, absolute=True)
+        tokens = data.get("tokens")
+        if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
+            raise self._bad_output(record, "/tokenize answered without a list of token ids")
+        return tokens
 
     async def aclose(self) -> None:
         if self._owns_client:
@@ -242,23 +316,28 @@ class OpenAIEngine(Engine):
         record: CallRecord,
         deadline: float | None,
         prompt_estimate: int,
+        *,
+        absolute: bool = False,
     ) -> dict[str, Any]:
-        """POST ``body``: the decoded JSON object, or a ModelError carrying ``record`` (latency set)."""
+        """POST ``body`` to ``path`` under /v1 (or to the URL ``path``): the decoded JSON object, or a
+        ModelError carrying ``record`` (latency set)."""
         start = time.perf_counter()
+        url = path if absolute else self._api_root + path
         try:
             left = deadline_left(deadline)
-            record.prompt_tokens = prompt_estimate  # sent from here on: charge it even if the call fails
+            # Sent from here on: charge it even if the call fails (a tokenize call adds nothing).
+            record.prompt_tokens = max(record.prompt_tokens, prompt_estimate)
             budget = self._timeout_s if left is None else min(self._timeout_s, left)
             try:
                 async with asyncio.timeout(budget):
-                    response = await self._send(self._api_root + path, body)
+                    response = await self._send(url, body)
             except (TimeoutError, httpx.TimeoutException) as exc:
                 raise ModelTimeout("the model server did not answer in time") from exc
             if response.status_code >= 400:
                 # The server's text may echo prompts or internals: log it, never put it in the error.
                 logger.warning(
                     "model server %s answered HTTP %d: %.500s",
-                    self._api_root + path,
+                    url,
                     response.status_code,
                     response.text,
                 )

@@ -296,6 +296,7 @@ class IngressDeployment(_Component):
             metrics=self.metrics,
             health=self._health,
             metrics_text=self._metrics_text,
+            model_health=factory.model_health_check(self.pipeline.config),
             behind_ray_proxy=True,
         )
         return ingress.app()

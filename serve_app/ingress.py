@@ -66,6 +66,7 @@ class Ingress:
         health: HealthCheck,
         metrics_text: MetricsText | None = None,
         store: Any = None,
+        model_health: HealthCheck | None = None,
         behind_ray_proxy: bool = False,
         sse_keepalive_s: float = 15.0,
     ) -> None:
@@ -75,6 +76,7 @@ class Ingress:
         self.metrics = metrics
         self.health = health
         self.metrics_text = metrics_text
+        self.model_health = model_health
         self.store = store if store is not None else pipeline.store
         self.behind_ray_proxy = behind_ray_proxy
         self.sse_keepalive_s = sse_keepalive_s
@@ -107,6 +109,16 @@ class Ingress:
         body: dict[str, Any] = {"status": "ok" if ok else "unavailable", "deployments": status}
         with contextlib.suppress(Exception):  # the version is information; health is the deployments
             body["index_version"] = await asyncio.wait_for(self.pipeline.retriever.index_version(), 5)
+        if self.model_health is not None:
+            # A model server that is down leaves the service up (its answers degrade as the contract says:
+            # judge_unavailable claims, or 502 for the agent): 200 with status "degraded", naming the server.
+            try:
+                servers = await asyncio.wait_for(self.model_health(), timeout=10)
+            except Exception:  # noqa: BLE001 - the probe itself failing says nothing is known to answer
+                servers = {"model_servers": "unavailable"}
+            body["model_servers"] = servers
+            if ok and any(v != "ok" for v in servers.values()):
+                body["status"] = "degraded"
         return JSONResponse(body, status_code=200 if ok else 503)
 
     async def metrics_route(self, request: Request) -> Response:

@@ -17,9 +17,43 @@ from prometheus_client.core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
 
+from models.base import CallRecord
+
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+# Model calls, per role: defined once per process (unregistered) because the engines that record them are
+# built by the factory, wherever a role runs; every Metrics registry exports them, and in multiprocess mode
+# their values go to the shared folder like every other metric's.
+MODEL_CALLS = Counter(
+    "aceh_model_calls_total", "Calls to a model server by role and outcome", ["role", "engine", "outcome"],
+    registry=None,
+)
+MODEL_TOKENS = Counter(
+    "aceh_model_tokens_total", "Prompt and completion tokens of model calls", ["role", "kind"],
+    registry=None,
+)
+MODEL_LATENCY = Histogram(
+    "aceh_model_call_duration_seconds", "Model call latency by role", ["role"], buckets=LATENCY_BUCKETS,
+    registry=None,
+)
+MODEL_FAILURES = Counter(
+    "aceh_model_call_failures_total", "Failed model calls by role and error code", ["role", "error"],
+    registry=None,
+)
+MODEL_COLLECTORS = (MODEL_CALLS, MODEL_TOKENS, MODEL_LATENCY, MODEL_FAILURES)
+
+
+def observe_model_call(record: CallRecord) -> None:
+    """Count one model call (a batched classify is one call) from its record."""
+    MODEL_CALLS.labels(record.role, record.engine, "ok" if record.ok else "error").inc()
+    MODEL_TOKENS.labels(record.role, "prompt").inc(record.prompt_tokens)
+    MODEL_TOKENS.labels(record.role, "completion").inc(record.completion_tokens)
+    MODEL_LATENCY.labels(record.role).observe(record.latency_ms / 1000)
+    if not record.ok:
+        MODEL_FAILURES.labels(record.role, record.error or "unknown").inc()
 
 
 def shared_dir() -> str | None:
@@ -33,6 +67,8 @@ class Metrics:
         if folder:  # must exist before the first value is written; a replica on a new node makes it
             os.makedirs(folder, exist_ok=True)
         self.registry = registry or CollectorRegistry()
+        for collector in MODEL_COLLECTORS:
+            self.registry.register(collector)
         self.requests = Counter(
             "aceh_http_requests_total",
             "HTTP requests by route and status",

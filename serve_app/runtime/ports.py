@@ -4,15 +4,31 @@ inside its result (the outcome, the annotation), exactly as a local one does: no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+import contextlib
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
+from ray.exceptions import RayActorError
+from ray.serve.exceptions import DeploymentUnavailableError, ReplicaUnavailableError
+
+from serve_app import errors
 from serve_app.agent.agent import AgentOutcome, AgentRequest
 from serve_app.answer.annotation import Annotation
 from serve_app.answer.segments import ComposedAnswer, Passage
 from serve_app.budget import RequestBudget
 from serve_app.roles import EventSink
 from serve_app.wire.relay import Done
+
+# A replica that died (or none is up yet) under a request: the contract's 503, never a 500 with Ray's text.
+GONE = (RayActorError, DeploymentUnavailableError, ReplicaUnavailableError)
+
+
+@contextlib.contextmanager
+def _replica_gone_is_503() -> Iterator[None]:
+    try:
+        yield
+    except GONE:
+        raise errors.NotReady() from None
 
 
 class HandleProxy:
@@ -27,7 +43,8 @@ class HandleProxy:
         method = getattr(self._handle, name)
 
         async def call(*args: Any, **kwargs: Any) -> Any:
-            return await method.remote(*args, **kwargs)
+            with _replica_gone_is_503():
+                return await method.remote(*args, **kwargs)
 
         return call
 
@@ -41,6 +58,12 @@ class RemoteAgent:
 
     async def run(
         self, req: AgentRequest, *, budget: RequestBudget, on_event: EventSink | None = None
+    ) -> AgentOutcome:
+        with _replica_gone_is_503():
+            return await self._run(req, budget, on_event)
+
+    async def _run(
+        self, req: AgentRequest, budget: RequestBudget, on_event: EventSink | None
     ) -> AgentOutcome:
         if on_event is None:
             outcome: AgentOutcome = await self._handle.run.remote(req, budget)
@@ -68,8 +91,9 @@ class RemoteAnnotator:
         conversation_texts: list[str],
         budget: RequestBudget,
     ) -> Annotation:
-        annotation: Annotation = await self._handle.annotate.remote(
-            composed=composed, passages=passages, query=query, conversation_texts=conversation_texts,
-            budget=budget,
-        )
+        with _replica_gone_is_503():
+            annotation: Annotation = await self._handle.annotate.remote(
+                composed=composed, passages=passages, query=query, conversation_texts=conversation_texts,
+                budget=budget,
+            )
         return annotation

@@ -128,6 +128,7 @@ def _op(
             ("422", "invalid body"),
             ("429", "rate limited"),
             ("502", "model server failure"),
+            ("503", "a deployment of the graph is not available (a replica died); retry"),
         ]
     }
     op["responses"] = {status: {"description": "OK", "content": content}, **errs}
@@ -185,7 +186,8 @@ def openapi_document() -> dict[str, Any]:
         },
         "/healthz": {
             "get": {
-                "summary": "200 once every deployment answers",
+                "summary": "200 once every deployment answers; `model_servers` names each model server a "
+                "role uses (ok or unavailable); `status` is `degraded` while one is down",
                 "security": [],
                 "responses": {"200": {"description": "OK"}, "503": {"description": "not ready"}},
             }

@@ -183,6 +183,7 @@ def response_body(
                 **v2_fields,
                 playground_run_id=uuid.uuid4().hex,
                 latency_ms=round((time.perf_counter() - record.started) * 1000, 3),
+                editorial_prompt_applied=models["agent"]["engine"] != "embedded",
             )
         else:
             model = QueryV2Response(**common, **v2_fields, conversation_id="", message_id="")

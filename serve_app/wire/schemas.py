@@ -250,6 +250,9 @@ class PlaygroundResponse(AnswerBase):
     playground_run_id: str
     published: Literal[False] = False
     latency_ms: float
+    # False when the agent's writer is the embedded (extractive) one: it takes no prompt, so the editorial
+    # prompt could not change this answer. Said in the response, never a silent no-op.
+    editorial_prompt_applied: bool
     model_config = ConfigDict(
         extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True
     )

@@ -351,6 +351,9 @@ def assert_v2_body(body: dict[str, Any], *, opt_in: Iterable[str] = (), playgrou
         assert isinstance(body.get("playground_run_id"), str) and body["playground_run_id"]
         assert isinstance(body.get("latency_ms"), int | float) and body["latency_ms"] >= 0
         assert "conversation_id" not in body and "message_id" not in body, "playground publishes no ids"
+        # the embedded writer takes no prompt: the body says so rather than ignoring it silently
+        embedded_writer = body["model"]["agent"]["engine"] == "embedded"
+        assert body.get("editorial_prompt_applied") is (not embedded_writer), "editorial_prompt_applied"
     else:
         for key in ("conversation_id", "message_id"):
             assert isinstance(body.get(key), str) and body[key], f"{key} missing"

@@ -172,6 +172,12 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
             pass
 
+        def do_GET(self) -> None:  # the model list, as /healthz probes it
+            if self.path == "/v1/models":
+                payload = {"object": "list", "data": [{"id": server.model, "object": "model"}]}
+                return self._send(200, json.dumps(payload).encode())
+            self._send(*_encoded(_error(404, "Not Found")))
+
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             body = json.loads(raw or b"{}")
@@ -216,3 +222,7 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 pass
 
     return Handler
+
+
+def _encoded(answer: tuple[int, dict[str, Any]]) -> tuple[int, bytes]:
+    return answer[0], json.dumps(answer[1]).encode()

@@ -6,6 +6,7 @@ one regeneration); model failures propagate as :class:`~models.base.ModelError` 
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -38,13 +39,44 @@ def parse_segments(data: Any) -> tuple[list[Segment] | None, list[str]]:
     return (None, problems) if problems else (segments, [])
 
 
+def bounded_segment_schema(
+    max_segments: int | None, max_segment_chars: int | None, max_cites: int | None = None
+) -> dict[str, Any]:
+    """The segment schema with at most ``max_segments`` segments of at most ``max_segment_chars`` characters,
+    each citing at most ``max_cites`` passages.
+
+    Guided decoding then cannot write past those bounds, so a small or slow model ends its JSON within the
+    token limit instead of being cut (a cut output is a lost round)."""
+    if max_segments is None and max_segment_chars is None and max_cites is None:
+        return SEGMENT_JSON_SCHEMA
+    schema = copy.deepcopy(SEGMENT_JSON_SCHEMA)
+    segments = schema["properties"]["segments"]
+    if max_segments is not None:
+        segments["maxItems"] = max_segments
+    if max_segment_chars is not None:
+        segments["items"]["properties"]["text"]["maxLength"] = max_segment_chars
+    if max_cites is not None:  # a small model may repeat "P1" until the token limit
+        segments["items"]["properties"]["cites"]["maxItems"] = max_cites
+    return schema
+
+
 class LLMWriter(Writer):
     name = "llm"
 
-    def __init__(self, engine: Engine, *, max_output_tokens: int = 1024, temperature: float = 0.0) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        max_output_tokens: int = 1024,
+        temperature: float = 0.0,
+        max_segments: int | None = None,
+        max_segment_chars: int | None = None,
+        max_cites: int | None = None,
+    ) -> None:
         self.engine = engine
         self.max_output_tokens = max_output_tokens
         self.temperature = temperature
+        self.json_schema = bounded_segment_schema(max_segments, max_segment_chars, max_cites)
 
     async def write(self, request: WriteRequest, *, budget: RequestBudget) -> WriterOutput:
         # v1 and v2 use the same prompt and the same segments (the v1 gate removes, v2 marks), so ``mode``
@@ -65,7 +97,7 @@ class LLMWriter(Writer):
             generation = await self.engine.generate(
                 messages,
                 role="agent",
-                json_schema=SEGMENT_JSON_SCHEMA,
+                json_schema=self.json_schema,
                 max_tokens=self.max_output_tokens,
                 temperature=self.temperature,
                 deadline=budget.agent_deadline(),

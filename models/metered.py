@@ -1,0 +1,74 @@
+"""An engine wrapper that reports every model call's record to an observer (the service's metrics).
+
+It changes nothing else: same results, same errors. A batched ``classify`` is one call to the server, so the
+observer sees it once (tokens summed over the prompts, the call's latency), not once per prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from models.base import CallRecord, Classification, Engine, Generation, ModelError
+
+CallObserver = Callable[[CallRecord], None]
+
+
+def _batch_record(scored: list[Classification], role: str, engine: Engine) -> CallRecord:
+    records = [c.record for c in scored]
+    return CallRecord(
+        role=role,
+        engine=engine.name,
+        model=engine.model,
+        prompt_tokens=sum(r.prompt_tokens for r in records),
+        completion_tokens=sum(r.completion_tokens for r in records),
+        latency_ms=max((r.latency_ms for r in records), default=0.0),
+    )
+
+
+class MeteredEngine(Engine):
+    def __init__(self, inner: Engine, observe: CallObserver) -> None:
+        self.inner = inner
+        self.observe = observe
+        self.name = inner.name
+        self.model = inner.model
+        if hasattr(inner, "classify_pairs"):  # the LLM judge looks the method up; keep it visible
+            self.classify_pairs = self._classify_pairs
+
+    def __getattr__(self, name: str) -> Any:  # engine-specific attributes (chat_template, ...)
+        return getattr(self.inner, name)
+
+    def _failed(self, exc: ModelError, role: str) -> None:
+        self.observe(exc.record or CallRecord(role, self.name, self.model, ok=False, error=exc.code))
+
+    async def generate(self, messages: list[dict[str, str]], **kw: Any) -> Generation:
+        try:
+            generation = await self.inner.generate(messages, **kw)
+        except ModelError as exc:
+            self._failed(exc, kw.get("role", ""))
+            raise
+        self.observe(generation.record)
+        return generation
+
+    async def classify(self, prompts: list[str], labels: list[str], **kw: Any) -> list[Classification]:
+        try:
+            scored = await self.inner.classify(prompts, labels, **kw)
+        except ModelError as exc:
+            self._failed(exc, kw.get("role", ""))
+            raise
+        if scored:
+            self.observe(_batch_record(scored, kw.get("role", ""), self))
+        return scored
+
+    async def _classify_pairs(self, pairs: Any, labels: list[str], **kw: Any) -> list[Classification]:
+        try:
+            scored: list[Classification] = list(await self.inner.classify_pairs(pairs, labels, **kw))  # type: ignore[attr-defined]
+        except ModelError as exc:
+            self._failed(exc, kw.get("role", ""))
+            raise
+        if scored:
+            self.observe(_batch_record(scored, kw.get("role", ""), self))
+        return scored
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

@@ -1,0 +1,102 @@
+"""The model-backed roles (judge, framing check, writer) built from ``roles.<role>``, each engine wrapped so
+its calls reach the model-call metrics, and the /healthz probe of the model servers those roles use.
+:mod:`serve_app.runtime.factory` re-exports these builders."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from serve_app.config import AppConfig, ConfigError, EngineConfig
+
+# Options a role's own object reads (the judge's mode, the writer's output limit); the rest of
+# ``roles.<role>.options`` goes to the engine. Without this split the judge's mode reached the engine's
+# constructor and every openai judge config failed to build.
+ROLE_OPTIONS: dict[str, frozenset[str]] = {
+    "judge": frozenset({"mode", "threshold"}),
+    "agent": frozenset(
+        {"max_output_tokens", "temperature", "max_segments", "max_segment_chars", "max_cites"}
+    ),
+    "framing": frozenset({"max_tokens"}),
+    "guard": frozenset(),
+}
+
+
+def engine_spec_dict(role: str, spec: EngineConfig) -> dict[str, Any]:
+    raw = spec.model_dump()
+    raw["options"] = {k: v for k, v in spec.options.items() if k not in ROLE_OPTIONS[role]}
+    return raw
+
+
+def role_engine(role: str, spec: EngineConfig) -> Any:
+    from models.registry import EngineSpec, build_engine
+
+    try:
+        engine = build_engine(EngineSpec.from_dict(engine_spec_dict(role, spec), role=role))
+    except ValueError as exc:
+        raise ConfigError(str(exc).rstrip(".") + ".") from None
+    if engine is None:
+        return None
+    from models.metered import MeteredEngine
+    from serve_app.metrics import observe_model_call
+
+    return MeteredEngine(engine, observe_model_call)
+
+
+def build_judge(cfg: AppConfig) -> Any:
+    from judge.rules import RuleJudge
+
+    engine = role_engine("judge", cfg.roles.judge)
+    if engine is None:
+        return RuleJudge()
+    from judge.llm_judge import LLMJudge
+
+    opts = cfg.roles.judge.options
+    return LLMJudge(
+        engine,
+        mode=opts.get("mode", "labels"),
+        threshold=float(opts.get("threshold", 0.5)),
+        rule_veto=cfg.judge.rule_veto,
+    )
+
+
+def build_framing(cfg: AppConfig) -> Any:
+    from serve_app.answer.framing import EmbeddedFramingChecker, LLMFramingChecker
+
+    engine = role_engine("framing", cfg.roles.framing)
+    if engine is None:
+        return EmbeddedFramingChecker()
+    max_tokens = cfg.roles.framing.options.get("max_tokens")
+    return LLMFramingChecker(engine, max_tokens=int(max_tokens) if max_tokens else None)
+
+
+def build_writer(cfg: AppConfig) -> Any:
+    engine = role_engine("agent", cfg.roles.agent)
+    if engine is None:
+        from serve_app.agent.writers.embedded import EmbeddedWriter
+
+        return EmbeddedWriter()
+    from serve_app.agent.writers.llm import LLMWriter
+
+    opts = cfg.roles.agent.options
+    return LLMWriter(
+        engine,
+        max_output_tokens=int(opts.get("max_output_tokens", 1024)),
+        temperature=float(opts.get("temperature", 0.0)),
+        max_segments=opts.get("max_segments"),
+        max_segment_chars=opts.get("max_segment_chars"),
+        max_cites=opts.get("max_cites"),
+    )
+
+
+def model_health_check(cfg: AppConfig) -> Callable[[], Awaitable[dict[str, str]]] | None:
+    """The /healthz probe of the model servers the roles use; None when every role is embedded."""
+    from serve_app.runtime.model_servers import model_server_urls, probe_model_servers
+
+    if not model_server_urls(cfg):
+        return None
+
+    async def probe() -> dict[str, str]:
+        return await probe_model_servers(cfg)
+
+    return probe

