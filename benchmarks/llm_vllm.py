@@ -260,8 +260,11 @@ def run_query(args: argparse.Namespace) -> int:
         cfg = cfg.model_copy(update={"roles": roles, "model_servers": []})
         index_setup.ingest_paths(cfg, [REPO / "configs" / "demo_corpus"], index_dir, progress=False)
         app = factory.build_inprocess_app(cfg)
-        for clients in (1, 4):
-            latencies, bodies = asyncio.run(_query_clients(app, clients, args.per_client))
+        # one event loop for every level: the engines' HTTP clients belong to the loop that first used them
+        async def all_levels() -> list[tuple[int, list[float], list[dict[str, Any]]]]:
+            return [(c, *(await _query_clients(app, c, args.per_client))) for c in (1, 4)]
+
+        for clients, latencies, bodies in asyncio.run(all_levels()):
             calls = [b["usage"]["model_calls"] for b in bodies if "usage" in b]
             statuses: dict[str, int] = {}
             for b in bodies:

@@ -17,6 +17,9 @@ class Judge(ABC):
     """
 
     name: str = "judge"
+    # A deterministic judge (the rule judge) gives the same verdict to an item judged alone as in a batch, so
+    # re-checking its ``unsupported`` verdicts costs time and budget and can change nothing.
+    deterministic: bool = False
 
     @abstractmethod
     async def judge(self, items: Sequence[JudgeItem]) -> list[JudgeResult]: ...

@@ -34,9 +34,17 @@ tahun anggaran = TA : fiscal year; budget year
 pendapatan negara : state revenue; government revenue
 penerimaan negara : state revenue; state receipts
 pendapatan : revenue; income
+pendapatan dalam negeri = PDN : domestic revenue
+neto : net
+bruto : gross
 penerimaan : revenue; receipts; receipt
 penerimaan perpajakan : tax revenue; taxation revenue
 penerimaan pajak : tax revenue
+pendapatan pajak : tax revenue; tax income
+perdagangan internasional : international trade
+perdagangan : trade
+internasional : international
+lainnya : other
 penerimaan negara bukan pajak = PNBP : non-tax state revenue; non-tax revenue
 bukan pajak : non-tax
 hibah : grant; grants
@@ -156,6 +164,7 @@ gubernur : governor
 bupati : regent
 walikota : mayor
 undang-undang = UU : law; act; statute
+rancangan undang-undang = RUU : bill; draft law
 peraturan pemerintah = PP : government regulation
 peraturan pemerintah pengganti undang-undang = Perppu : government regulation in lieu of law
 peraturan presiden = Perpres : presidential regulation
@@ -171,6 +180,7 @@ ketentuan : provision; provisions
 ketentuan peralihan : transitional provisions
 ketentuan pidana : criminal provisions
 sanksi administratif : administrative sanction; administrative sanctions
+sanksi administrasi : administrative sanction; administrative sanctions
 sanksi : sanction; sanctions; penalty
 denda : fine; fines; penalty
 pidana penjara : imprisonment; prison sentence
@@ -184,6 +194,18 @@ pensiun : pension; pensions
 pegawai negeri sipil = PNS : civil servant; civil servants
 aparatur sipil negara = ASN : state civil apparatus; civil servants
 pelayanan publik : public service; public services
+kekurangan : shortfall; deficiency; underpayment
+tambahan : additional
+keberatan : objection
+banding : appeal
+keputusan : decision
+peredaran usaha : turnover; business turnover
+kuota : quota
+kas : treasury; cash
+kas daerah : regional treasury; regional cash
+termasuk : included; including; includes
+pelunasan : repayment; settlement
+bulanan : monthly
 pendidikan : education
 kesehatan : health
 jaminan sosial : social security

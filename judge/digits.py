@@ -92,14 +92,27 @@ def parse_digit_token(
 _OCR_PREFIX = re.compile(r"(?<=Rp)([lI|])(?=[.,]?\d)|(?<=Rp)(S)(?=[.,]\d{3})|(?<=Rp\s)([lI])(?=[.,]\d{3})")
 _OCR_PREFIX_HINT = re.compile(r"Rp\s?[lI|S]")
 _OCR_YEAR = re.compile(r"\b[12][0-9O]{3}\b")
+# "Tahun Anggaran 20 1 7": a year that OCR split with spaces, read whole after a year word.
+_SPLIT_YEAR = re.compile(
+    r"\b(?:[Tt]ahun(?:\s+[Aa]nggaran)?|TA\.?|[Yy]ear)\s+((?:1\s?[89]|2\s?0)\s?\d\s?\d)\b"
+)
+_SPLIT_HINT = re.compile(r"\d \d")
 
 
 def repair_ocr(text: str) -> tuple[str, tuple[int, ...]]:
     """Return (text with the unambiguous OCR slips repaired, the repaired positions)."""
-    if "O" not in text and "Rp" not in text:
+    split = _SPLIT_HINT.search(text) is not None
+    if "O" not in text and "Rp" not in text and not split:
         return text, ()
     chars: list[str] | None = None
     repaired: list[int] = []
+    for match in _SPLIT_YEAR.finditer(text) if split else ():
+        written = match.group(1)
+        if " " in written:  # "20 1 7" → "2017  ": the same length, so every span stays valid
+            chars = chars or list(text)
+            joined = written.replace(" ", "").ljust(len(written))
+            chars[match.start(1) : match.end(1)] = list(joined)
+            repaired.extend(range(match.start(1), match.end(1)))
     # _OCR_PREFIX looks behind at every position; a search for its literal start rules most texts out first
     for match in _OCR_PREFIX.finditer(text) if _OCR_PREFIX_HINT.search(text) else ():
         index = match.start()

@@ -20,7 +20,7 @@ from judge.numbers import (
 )
 from judge.periods import period_matches
 from judge.references import reference_keys
-from judge.textunits import TextView, Token, content_tokens, is_grounded
+from judge.textunits import TextView, Token, content_tokens, contrast_keys, is_grounded, names_term
 
 # Most specific first: the first one seen explains the failure.
 REASON_PRIORITY = (
@@ -86,18 +86,47 @@ def _unit_ok(claim: Figure, source_fig: Figure, source: Source) -> bool:
     return True
 
 
-def _other_label_keys(view: TextView, figure_index: int) -> frozenset[str]:
+_OWN_WORDS = 3  # content words right before a figure that name it alone, not the sentence's later figures
+
+
+def _entity_kind(figure: Figure, same_kind: bool) -> tuple[str, str]:
+    """What a figure counts: rupiah amounts, percents, days, kilograms (``same_kind``), or only whether it is
+    a quantity, a percent, a ratio (kind_group)."""
+    if not same_kind:
+        return kind_group(figure), ""
+    return figure.kind, (figure.unit or "").split("/")[0]
+
+
+def _other_label_keys(view: TextView, figure_index: int, same_kind: bool = False) -> frozenset[str]:
     """Keys of the words labelling the passage's other figures (a claim word found only there names another
-    figure's entity: the row or item the claim took its number from is not the one it names)."""
-    memo_key = ("others", figure_index)
+    figure's entity: the row or item the claim took its number from is not the one it names). ``same_kind``:
+    only the figures counting the same thing, the rivals that tell this figure's row apart ("LPG 3 kilogram"
+    beside a subsidy in rupiah tells nothing apart)."""
+    memo_key = ("others" if same_kind else "others_any", figure_index)
     cached = view.memo.get(memo_key)
     if cached is None:
         own = view.labels.get(figure_index, ())
+        group = _entity_kind(view.figures[figure_index], same_kind)
+        sentence = view.sentence_at(view.figures[figure_index].start)
+        prose = figure_index not in view.in_table
         keys: set[str] = set()
         for index in view.quantities:
             ranges = view.labels.get(index, ())
-            if index != figure_index and ranges and ranges != own:
-                keys |= view.keys_in(ranges)
+            # a percent is never mistaken for an amount: only figures of the same kind name other entities
+            if index == figure_index or not ranges or ranges == own:
+                continue
+            if _entity_kind(view.figures[index], same_kind) != group:
+                continue
+            if prose and index < figure_index and view.sentence_at(view.figures[index].start) == sentence:
+                # the opening of the sentence before an earlier figure is its subject, shared by the later
+                # ones ("Setiap orang yang memalsukan dokumen dipidana … 5 tahun dan denda …"); the words
+                # right before that figure ("jumlah penduduk sampai dengan 250.000") and those linked after
+                # it ("untuk mendanai …") are its own
+                head = [t for t in content_tokens(view, *ranges[0]) if t.low not in FRAMING_WORDS]
+                for token in head[-_OWN_WORDS:]:
+                    keys |= token.keys
+                ranges = ranges[1:]
+            keys |= view.keys_in(ranges)
         cached = view.memo[memo_key] = frozenset(keys)
     return cached  # type: ignore[return-value]
 
@@ -112,7 +141,7 @@ def _distinctive(view: TextView, figure_index: int) -> tuple[Distinct, Distinct]
     memo_key = ("distinct", figure_index)
     cached = view.memo.get(memo_key)
     if cached is None:
-        others = _other_label_keys(view, figure_index)
+        others = _other_label_keys(view, figure_index, same_kind=True)
         labels = view.labels.get(figure_index, ())
         distinct = []
         for start, end in labels:
@@ -146,30 +175,49 @@ def entity_ok(
     all_keys: frozenset[str],
     max_unknown_ratio: float,
     claim_keys: frozenset[str],
+    english: bool = False,
 ) -> bool:
     distinctive, names = _distinctive(source.view, figure_index)
+    if not any(key[0] == "§" for key in claim_keys):
+        # "sebagaimana dimaksud pada ayat (1) huruf c" tells a clause apart only to a claim citing clauses
+        distinctive = tuple(d for d in distinctive if d[0].low[0] != "§")
     if distinctive and len(source.view.quantities) > 1:
         if not any(_named(t, by_form, claim_keys) for t, by_form in distinctive):
             return False  # the claim names nothing that sets this figure's row or item apart
-        if not all(_named(t, by_form, claim_keys) for t, by_form in names):
-            # it names the row only in part ("Dinas Dalam Kota" for "Dinas Paket Meeting Dalam Kota")
+        if figure_index in source.view.in_table and not all(
+            _named(t, by_form, claim_keys) for t, by_form in names
+        ):
+            # it names the row only in part ("Dinas Dalam Kota" for "Dinas Paket Meeting Dalam Kota"); prose
+            # capitals ("ditetapkan oleh Menteri Keuangan") are not a row's name
             return False
     if not claim_fig.required:
         return True
-    local = source.view.keys_in(source.view.neighbourhood(figure_index)) | source.identity_keys
-    others = None
+    view = source.view
+    local = view.keys_in(view.neighbourhood(figure_index)) | source.identity_keys
+    others: frozenset[str] | None = None
     unknown = 0
     for token in claim_fig.required:
         if is_grounded(token, local):
             continue
-        others = _other_label_keys(source.view, figure_index) if others is None else others
+        if not contrast_keys(token.low, english).isdisjoint(local):
+            return False  # "target" where the figure's own words say "realisasi"
+        others = _other_label_keys(view, figure_index) if others is None else others
         if is_grounded(token, others):
-            return False
+            return False  # the word names another figure of the passage ("penjara" for a fine)
         if not is_grounded(token, all_keys):
-            if token.capital:
-                return False
+            if not contrast_keys(token.low, english).isdisjoint(all_keys):
+                return False  # "impor" where the passage says "ekspor"
+            if token.capital or names_term(token):
+                return False  # a name or a budget term is never a mere restatement
             unknown += 1
-    return unknown <= int(max_unknown_ratio * len(claim_fig.required))
+    return unknown <= allowed_unknown(max_unknown_ratio, len(claim_fig.required))
+
+
+def allowed_unknown(ratio: float, words: int) -> int:
+    """How many of ``words`` content words may be missing from the passage: the ratio's share, and at least
+    one when a word is grounded beside it (never the only word) and the ratio tolerates any."""
+    share = int(ratio * words)
+    return max(share, 1) if ratio > 0 and words >= 2 else share
 
 
 def _local_period_ok(claim_fig: ClaimFigure, source: Source, figure_index: int) -> bool:
@@ -193,10 +241,12 @@ def ground_figure(
     all_keys: frozenset[str],
     max_unknown_ratio: float,
     claim_keys: frozenset[str],
+    english: bool = False,
 ) -> Grounding:
     claim = claim_fig.figure
     group = kind_group(claim)
     seen: set[str] = set()
+    best: tuple[int, Grounding] | None = None
     for source_index, source in enumerate(sources):
         figures = source.view.figures
         for figure_index in source.view.quantities:
@@ -216,11 +266,24 @@ def ground_figure(
                 seen.add("figure_mismatch")  # "dari 356 menjadi 356": the passage's start is not its end
             elif not _local_period_ok(claim_fig, source, figure_index):
                 seen.add("period_mismatch")
-            elif not entity_ok(claim_fig, source, figure_index, all_keys, max_unknown_ratio, claim_keys):
+            elif not entity_ok(
+                claim_fig, source, figure_index, all_keys, max_unknown_ratio, claim_keys, english
+            ):
                 seen.add("entity_missing")
             else:
-                return Grounding(True, None, (source.key, found.start, found.end), source_index, figure_index)
+                fit = _fit(claim_keys, source.view, figure_index)
+                if best is None or fit > best[0]:
+                    span = (source.key, found.start, found.end)
+                    best = (fit, Grounding(True, None, span, source_index, figure_index))
+    if best is not None:
+        return best[1]
     return Grounding(False, _failure_reason(claim, sources, seen), None)
+
+
+def _fit(claim_keys: frozenset[str], view: TextView, figure_index: int) -> int:
+    """How many of the claim's word keys this figure's own neighbourhood holds: among equal figures ("denda
+    sebesar 30%" in ayat (9) and in ayat (10)) the claim is about the one whose words it uses."""
+    return len(claim_keys & view.keys_in(view.regions.get(figure_index, ())))
 
 
 def _failure_reason(claim: Figure, sources: Sequence[Source], seen: set[str]) -> str:
@@ -255,12 +318,22 @@ def _failure_reason(claim: Figure, sources: Sequence[Source], seen: set[str]) ->
     return reason
 
 
-def ground_period(period: str, sources: Sequence[Source]) -> tuple[bool, tuple[str, int, int] | None]:
-    """A claim period is grounded by a period written in a passage, or by its document identity."""
+def ground_period(
+    period: str, sources: Sequence[Source], bound: str | None = None
+) -> tuple[bool, tuple[str, int, int] | None]:
+    """A claim period is grounded by a period written in a passage, or by its document identity. A bounded
+    claim period ("paling lambat 30 November") needs the same bound; a passage period under another bound
+    comes back as ``(True, ("bound", start, end))``."""
+    other_bound = None
     for source in sources:
         for fig in source.view.figures:
             if fig.kind in PERIOD_KINDS and fig.period and period_matches(period, fig.period):
+                if bound is not None and fig.bound not in (None, bound):
+                    other_bound = ("bound", fig.start, fig.end)
+                    continue
                 return True, (source.key, fig.start, fig.end)
+        if other_bound is not None:
+            return True, other_bound
         if any(period_matches(period, found) for found in source.identity_periods):
             return True, None
     return False, None

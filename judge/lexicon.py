@@ -73,6 +73,8 @@ UNITS = _table("""
     keluarga households families family: family
 """)
 
+UNITS.update(dict.fromkeys(("hari kerja", "working days", "working day", "business days"), "day"))
+
 # Words that introduce a reference (clause, statute, annex), never a quantity.
 STRUCTURAL_WORDS = _words(
     "pasal ayat huruf angka nomor no lampiran bab bagian paragraf butir article section chapter number annex"
@@ -86,10 +88,12 @@ APPROX_MARKERS = tuple(
 BOUND_MARKERS: dict[str, str] = {
     phrase.strip(): bound
     for bound, phrases in (
-        ("min", "paling sedikit|sekurang-kurangnya|setidak-tidaknya|setidaknya|minimal|minimum|paling rendah|"
-                "paling singkat|serendah-rendahnya|at least|no less than|not less than"),
+        ("min", "paling sedikit|sekurang-kurangnya|setidak-tidaknya|setidaknya|sedikitnya|minimal|minimum|"
+                "paling rendah|paling singkat|paling cepat|secepat-cepatnya|serendah-rendahnya|at least|"
+                "no less than|not less than|no earlier than|not earlier than|at the earliest"),
         ("max", "paling banyak|sebanyak-banyaknya|setinggi-tingginya|maksimal|maksimum|paling tinggi|"
-                "paling lama|at most|up to|no more than|not more than"),
+                "paling lama|paling lambat|selambat-lambatnya|selama-lamanya|sampai dengan|hingga|at most|"
+                "up to|no more than|not more than|no later than|not later than|at the latest|within"),
         ("gt", "lebih dari pada|lebih daripada|lebih dari|di atas|melebihi|more than|over|above|exceeding"),
         ("lt", "kurang dari pada|kurang daripada|kurang dari|di bawah|less than|under|below|fewer than"),
     )
@@ -116,7 +120,8 @@ NEGATIONS = _words("tidak tak bukan belum tanpa jangan not no never without nor 
 NEGATION_SKIP = _words("""
     dapat akan boleh pernah lagi perlu harus wajib bisa sedang sudah juga pula be been being have has is are
     was were do does did yet a an the to di salah satu sebuah seorang suatu sekadar hanya lah pun
-""")
+    mengalami melakukan dilakukan memiliki mempunyai undergo undergoes
+""")  # light verbs too: "tidak mengalami perubahan" denies the change
 
 MONTHS = {
     name: int(number)
@@ -141,16 +146,21 @@ STOPWORDS = _words("""
     bahwa agar karena jika bila apabila maka para atas bagi secara antara hingga sampai terhadap tentang
     ada adanya dapat harus wajib masing-masing setiap tiap semua seluruh hal ia mereka kami kita
     nya pun lah kah saja hanya sedang masih lagi pula sendiri tiap-tiap yaitu yakni ialah sebagaimana dimaksud
-    adalah merupakan s.d sd dst dll
+    adalah merupakan s.d sd dst dll sehingga sedangkan lalu kemudian selain jika sisanya antaranya namun
+    tetapi
+    yakni bahwasanya itu
     the a an of and or in on at to for with by from as is are was were be been being this that these those it
     its their there which who whom whose than then into onto over per via also only such each every all any
-    has have had will would shall may might can could should must do does did
+    has have had will would shall may might can could should must do does did if when whenever they them
+    after before once only until unless while where what how then both either just even still same its
+    other others whose
 """)
 # Words that frame a figure without being an entity: a claim may use them without the passage doing so.
 FRAMING_WORDS = _words("""
     sebesar senilai sejumlah sebanyak setara tercatat mencapai menjadi total jumlah jumlahnya nilai nilainya
     besaran besarnya dianggarkan dialokasikan direncanakan ditetapkan ditargetkan diproyeksikan dipatok
     anggarannya rp rupiah idr persen sekitar kurang lebih kira-kira hampir paling sedikit banyak tahun
+    mulai sejak berlaku
     amount amounts amounted totals totalled totaled stands stood reached reaches value worth figure recorded
     planned budgeted allocated set targeted projected about around approximately roughly nearly almost
     percent rupiahs billion million trillion thousand year years
@@ -385,7 +395,46 @@ ACRONYMS: dict[str, tuple[str, ...]] = {
     """).items()
 }
 
+# Words naming the other member of a pair: a claim word of one side, unknown to the passage, where the passage
+# writes the other side, names another entity ("impor" for "ekspor"), however tolerant the paraphrase check.
+CONTRASTS: dict[str, frozenset[str]] = {}
+# "|" separates groups; "/" the sides of a group; words of one side are synonyms.
+for _group in """
+    ekspor / impor | masuk / keluar | intern internal / ekstern eksternal | pusat / daerah | luar / dalam |
+    barat / timur / utara / selatan / tengah | provinsi / kabupaten / kota / desa |
+    pendapatan penerimaan / belanja pengeluaran | surplus / defisit | positif / negatif | bruto / neto |
+    umum reguler / khusus | target rencana sasaran pagu / realisasi | tetap / sementara | badan / pribadi |
+    penjara / kurungan | pertama / terakhir |
+    awal / akhir | domestik / asing | nominal / riil | primer / sekunder | pokok / bunga |
+    minimum / maksimum |
+    harian / mingguan / bulanan / tahunan |
+    import / export | internal / external | central / regional | domestic / foreign |
+    revenue revenues income / expenditure expenditures spending | deficit / surplus | positive / negative |
+    gross / net | general / special | first / last | minimum / maximum | daily / weekly / monthly / annual |
+    private / public | principal / interest
+""".split("|"):
+    _sides = [frozenset(side.split()) for side in _group.split("/")]
+    for _side in _sides:
+        for _word in _side:
+            CONTRASTS[_word] = frozenset().union(*(other for other in _sides if other is not _side))
+
+# Synonyms of budget and statute language: a restatement may use any word of a group for another.
+SYNONYMS: dict[str, frozenset[str]] = {}
+for _group in """
+    target sasaran rencana direncanakan ditargetkan pagu plafon |
+    dipidana diancam hukuman pidana | termasuk mencakup meliputi | memperoleh mendapat mendapatkan menerima |
+    ditetapkan ditentukan |
+    dikenai dikenakan | dibayar disetor dilunasi | pembayaran pelunasan penyetoran | wajib harus |
+    porsi bagian proporsi
+""".split("|"):
+    _members = frozenset(_group.split())
+    for _word in _members:
+        SYNONYMS[_word] = _members - {_word}
+
 # Words the polarity and bound checks own; entity and coverage checks leave them alone.
-MARKER_WORDS = frozenset(word for phrase in (*APPROX_MARKERS, *BOUND_MARKERS) for word in phrase.split()) | (
-    NEGATIONS | DIRECTION_UP | DIRECTION_DOWN | {"lebih", "kurang", "paling"}
-)
+MARKER_WORDS = frozenset(
+    part
+    for phrase in (*APPROX_MARKERS, *BOUND_MARKERS)
+    for word in phrase.split()
+    for part in (word, *word.split("-"))  # the tokenizer splits "sekurang-kurangnya" in two
+) | (NEGATIONS | DIRECTION_UP | DIRECTION_DOWN | {"lebih", "kurang", "paling"})

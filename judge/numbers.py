@@ -29,8 +29,9 @@ from judge.figure import (
     values_equal,
 )
 from judge.lexicon import CURRENCY_PREFIX
+from judge.ocr_runs import reconcile
 from judge.periods import find_periods
-from judge.qualifiers import qualifiers, suffix
+from judge.qualifiers import negative_sign, qualifiers, suffix
 from judge.references import Reference, extract_references
 from judge.spelled import find_spelled
 
@@ -54,6 +55,7 @@ _TWIN_GAP_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
 # "15 (lima belas) tahun": the unit comes after the spelled twin in parentheses.
 _SPELLED_TWIN_RE = re.compile(r"\s*\(\s*[A-Za-z][A-Za-z\s-]{2,300}\)")
 _YEAR_MIN, _YEAR_MAX = 1800, 2099
+_CLOSING_RE = re.compile(r"\s*\)")
 
 
 def _overlaps(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
@@ -124,7 +126,7 @@ def _digit_figures(
             continue
         figures.append(
             Figure(
-                value=mantissa * multiplier,
+                value=mantissa * multiplier * negative_sign(text, fig_start),
                 text=text[fig_start:suffix_end],
                 start=fig_start,
                 end=suffix_end,
@@ -151,6 +153,11 @@ def _spelled_figures(text: str, blocked: list[tuple[int, int]], words: frozenset
         ):
             continue  # "Kendaraan Bermotor Beroda Dua", "Perang Dunia Kedua": part of a name
         scale, multiplier, kind, unit, end = suffix(text, number.end)
+        if kind == "count" and unit is None and (closing := _CLOSING_RE.match(text, number.end)):
+            # "3O (tiga puluh) Hari": the twin's unit follows its parenthesis
+            _, _, after_kind, after_unit, after_end = suffix(text, closing.end())
+            if after_unit is not None and not scale:
+                kind, unit, end = after_kind, after_unit, after_end
         if scale:  # "dua puluh juta" is read whole by the spelled parser; a trailing digit-scale is not ours
             continue
         currency_match = _CURRENCY_BEFORE_RE.search(text[max(0, number.start - 6) : number.start])
@@ -161,7 +168,7 @@ def _spelled_figures(text: str, blocked: list[tuple[int, int]], words: frozenset
         approximate, bound = qualifiers(text, start)
         figures.append(
             Figure(
-                value=number.value,
+                value=number.value * negative_sign(text, start),
                 text=text[start:end],
                 start=start,
                 end=end,
@@ -230,6 +237,8 @@ def _pair_twins(text: str, figures: list[Figure]) -> list[Figure]:
             and not previous.spelled
             and _TWIN_GAP_RE.fullmatch(text[previous.end : figure.start])
         ):
+            if previous.value < 0 < figure.value and previous.value == -figure.value:
+                figure = figure._replace(value=previous.value)  # "negatif Rp2.526… (dua triliun …)"
             if previous.ocr_repaired and previous.value != figure.value:
                 kept.pop()
             unit = figure.unit or previous.unit
@@ -242,6 +251,49 @@ def _pair_twins(text: str, figures: list[Figure]) -> list[Figure]:
             )
         kept.append(figure)
     return kept
+
+
+_RANGE_GAP_RE = re.compile(r"\s*\)?\s*(?:-|–|sampai(?:\s+dengan)?|hingga|s\.d\.?|s/d|to)\s*", re.IGNORECASE)
+
+
+def _ranges(text: str, figures: list[Figure]) -> list[Figure]:
+    """ "11,5 sampai 12,5 persen", "rentang 5% hingga 15%": a range's ends are its lower and upper bounds
+    (as "paling rendah 5% dan paling tinggi 15%"), and its first number takes the second's unit. A figure's
+    spelled twin ("11,5% (sebelas koma lima persen)") is the same end."""
+    ends: list[list[int]] = []  # indexes of each figure and its twin
+    for index, figure in enumerate(figures):
+        previous = figures[index - 1] if index else None
+        if (
+            ends
+            and figure.spelled
+            and previous is not None
+            and not previous.spelled
+            and _TWIN_GAP_RE.fullmatch(text[previous.end : figure.start])
+        ):
+            ends[-1].append(index)
+        else:
+            ends.append([index])
+    for low, high in zip(ends, ends[1:], strict=False):
+        first, second = figures[low[-1]], figures[high[0]]
+        if kind_group(first) != "quantity" and first.kind != second.kind:
+            continue
+        if first.kind in PERIOD_KINDS or second.kind in PERIOD_KINDS or first.value >= second.value:
+            continue
+        if not _RANGE_GAP_RE.fullmatch(text, first.end, second.start):
+            continue
+        if first.bound not in (None, "min") or second.bound not in (None, "max"):
+            continue
+        shared = first.kind == "count" and first.unit is None and first.scale_word is None
+        for index in low:
+            figure = figures[index]
+            figures[index] = figure._replace(
+                bound="min",
+                kind=second.kind if shared else figure.kind,
+                unit=second.unit if shared else figure.unit,
+            )
+        for index in high:
+            figures[index] = figures[index]._replace(bound="max")
+    return figures
 
 
 @lru_cache(maxsize=4096)
@@ -274,6 +326,7 @@ def parse_uncached(text: str, lang: str | None = None) -> ParsedText:
                 period.start,
                 period.end,
                 kind,
+                bound=qualifiers(repaired_text, period.start)[1] if kind == "date" else None,
                 period=period.key,
                 ocr_repaired=any(period.start <= i < period.end for i in repaired),
             )
@@ -284,8 +337,10 @@ def parse_uncached(text: str, lang: str | None = None) -> ParsedText:
     digits = _digit_figures(repaired_text, lang, blocked, repaired)
     blocked += [(fig.start, fig.end) for fig in digits]
     spelled = _spelled_figures(repaired_text, blocked, word_set)
+    digits, spelled = reconcile(repaired_text, digits, spelled, lang)
     figures = sorted([*figures, *ratios, *digits, *spelled], key=lambda fig: (fig.start, fig.end))
-    return ParsedText(repaired_text, lang, tuple(_pair_twins(repaired_text, figures)), tuple(references))
+    figures = _ranges(repaired_text, _pair_twins(repaired_text, figures))
+    return ParsedText(repaired_text, lang, tuple(figures), tuple(references))
 
 
 def extract_figures(text: str, *, lang: str | None = None) -> list[Figure]:

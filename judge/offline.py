@@ -6,7 +6,8 @@ other identity key the prompt knows, e.g. ``legal_reference``, ``dataset``, ``pe
 optional string, our extension) is the reader's context around the claim.
 
 Output: one ``{"id", "verdict", "reasons"}`` per input line, in the same order. ``verdict`` is the final
-verdict after the re-check; an ``unverified`` one has its reason first in ``reasons``.
+verdict after the re-check (none for a deterministic judge: judge.recheck); an ``unverified`` one has its
+reason first in ``reasons``.
 
 A bad line (not an object, claim or passage missing, empty or not a string, a malformed document) does not
 stop the run: it gets ``{"verdict": "unverified", "reasons": ["invalid_input", <what is wrong>]}`` so that
@@ -124,7 +125,9 @@ async def judge_records(
     judge_fn = partial(judge_batch, judge)
     for start in range(0, len(valid), batch_size):
         chunk = valid[start : start + batch_size]
-        results = await judge_with_recheck(judge_fn, [item for _, item in chunk], stats=stats)
+        results = await judge_with_recheck(
+            judge_fn, [item for _, item in chunk], stats=stats, deterministic=judge.deterministic
+        )
         for (index, _), result in zip(chunk, results, strict=True):
             rows[index] = _row(records[index].get("id"), result)
     return [row for row in rows if row is not None]

@@ -64,7 +64,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             re.IGNORECASE,
         ),
     ),
-    ("date", re.compile(rf"\b(\d{{1,2}})\s+({_MONTH})\.?(?:\s+{_YEAR})?\b", re.IGNORECASE)),
+    ("date", re.compile(rf"\b(\d{{1,2}})\s+({_MONTH})(?:\.?(?:\s*{_YEAR})?\b|(?=\d))", re.IGNORECASE)),
     ("date_en", re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+{_YEAR}\b", re.IGNORECASE)),
     ("semester", re.compile(rf"\bsemester\s+{_ORD}\b{_YEAR_TAIL}", re.IGNORECASE)),
     (
@@ -157,7 +157,7 @@ def _from_match(kind: str, match: re.Match[str]) -> tuple[str, int | None] | Non
     return groups[0], int(groups[0])
 
 
-_HAS_MONTH = re.compile(rf"\b(?:{_MONTH})\b", re.IGNORECASE)
+_HAS_MONTH = re.compile(rf"\b(?:{_MONTH})(?:\b|(?=\d))", re.IGNORECASE)  # "Januari2025": OCR ate a space
 _HAS_PART = re.compile(r"semester|triwulan|kuartal|quarter|half|\b[HQ][1-4]\b", re.IGNORECASE)
 _LETTERS_RE = re.compile(r"[a-z]+")
 _PART_HINTS = ("semester", "triwulan", "kuartal", "quarter", "half")  # as _HAS_PART finds them: anywhere

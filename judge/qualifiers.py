@@ -56,13 +56,13 @@ _FILLERS = frozenset(
         "sejumlah",
         "of",
         "at",
-        "hingga",
         "mencapai",
         "dalam",
         "jangka",
         "waktu",
         "selama",
-        "within",
+        "tanggal",
+        "pada",
         "for",
     }
 )
@@ -88,6 +88,18 @@ def _skip_fillers(words: list[str], end: int) -> int:
     while end > 0 and words[end - 1] in _FILLERS:
         end -= 1
     return end
+
+
+_NEGATIVE_RE = re.compile(
+    r"(?:negatif|negative|minus)\s+(?:(?:sebesar|senilai|of|at|sekitar|kurang\s+lebih|kira-kira|about|around"
+    r"|approximately|roughly)\s+)*$",
+    re.IGNORECASE,
+)
+
+
+def negative_sign(text: str, start: int) -> int:
+    """-1 when the figure at ``start`` is written negative ("negatif Rp2,5 triliun", "minus 3 persen")."""
+    return -1 if _NEGATIVE_RE.search(text, max(0, start - 24), start) else 1
 
 
 def qualifiers(text: str, start: int) -> tuple[bool, str | None]:

@@ -4,6 +4,10 @@ First pass: every item in one call. Then each ``unsupported`` item is judged aga
 all in parallel). Re-check ``unsupported`` confirms it; re-check ``supported`` makes it
 ``unverified``/``disputed``; a re-check that itself fails gives its own reason (``deadline``, ``budget``,
 ``judge_unavailable``, ``unparseable``). ``supported`` and ``unverified`` first-pass results stay.
+
+A deterministic judge (``Judge.deterministic``, the rule judge) is not re-checked: judged alone, an item gets
+the same verdict, so the re-check would spend budget and time for nothing (``deterministic=True``; the count
+of verdicts left un-re-checked is in ``RecheckStats.skipped``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ class RecheckStats:
     rechecks: int = 0  # items handed to the judge again, alone
     confirmed: int = 0
     disputed: int = 0
+    skipped: int = 0  # unsupported verdicts of a deterministic judge, not re-checked
 
     @property
     def checks_used(self) -> int:
@@ -70,6 +75,7 @@ async def judge_with_recheck(
     recheck_fn: JudgeFn | None = None,
     calls_left: int | None = None,
     stats: RecheckStats | None = None,
+    deterministic: bool = False,
 ) -> list[JudgeResult]:
     """Final verdicts for ``items`` (same order, one each), after re-checking every ``unsupported`` one.
 
@@ -77,7 +83,8 @@ async def judge_with_recheck(
     collector-backed function) judges the first pass; ``recheck_fn`` (default ``judge_fn``) the re-checks.
     ``calls_left`` is the request's remaining model-call budget (``None`` = unlimited): items beyond it, first
     pass or re-check, come back ``unverified``/``budget``. Items past their deadline are not handed over.
-    ``stats`` (optional) receives the counts; charge ``stats.checks_used`` to the budget.
+    ``stats`` (optional) receives the counts; charge ``stats.checks_used`` to the budget. ``deterministic``:
+    the judge gives the same verdict alone as in a batch; its first-pass verdicts are final.
     """
     stats = stats if stats is not None else RecheckStats()
     recheck_fn = recheck_fn or judge_fn
@@ -92,7 +99,7 @@ async def judge_with_recheck(
             send.append(index)
     if calls_left is not None:
         within, _ = apply_budget([items[i] for i in send], calls_left)
-        for index in send[len(within):]:
+        for index in send[len(within) :]:
             results[index] = unverified(items[index], "budget")
         send = send[: len(within)]
     if send:
@@ -101,6 +108,9 @@ async def judge_with_recheck(
             results[index] = result
 
     first = [r for r in results if r is not None]
+    if deterministic:
+        stats.skipped += sum(r.verdict == "unsupported" for r in first)
+        return first
     recheck: list[int] = []
     for index, result in enumerate(first):
         if result.verdict != "unsupported":

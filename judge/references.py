@@ -59,7 +59,9 @@ _GAZETTE_RE = re.compile(
 # A paragraph marker "(1)" opening a sentence or item, and a list marker "2." before a capital.
 _PARAGRAPH_MARKER_RE = re.compile(r"\((\d{1,2}[a-z]?)\)(?=\s)")
 # Not preceded by a digit, "." or "," (tested after the match: a look-behind slows the scan).
-_LIST_MARKER_RE = re.compile(r"(\d{1,2})\.\s+(?=[A-Z])")
+_LIST_MARKER_RE = re.compile(r"(\d{1,2})\s?\.\s+(?=[A-Z])")  # "2 . Paling": OCR spaces the marker too
+# What may stand before a list marker: the start of a line, a ";" or ":", or "; dan" / "; atau".
+_BEFORE_MARKER_RE = re.compile(r"(?:[\n;:]|;\s*(?:dan|atau|and|or))$")
 
 
 # A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
@@ -137,8 +139,8 @@ def extract_references(text: str, *, words: frozenset[str] | None = None) -> lis
     for match in _LIST_MARKER_RE.finditer(text):
         if match.start() and (text[match.start() - 1] in ".," or text[match.start() - 1].isdecimal()):
             continue
-        before = text[: match.start()].rstrip(" \t")
-        if not before or before[-1] in "\n;:":
+        before = text[max(0, match.start() - 12) : match.start()].rstrip(" \t")
+        if match.start() < 12 and not before or _BEFORE_MARKER_RE.search(before):
             refs.append(Reference(match.start(), match.end(), "marker", _normalise(match.group(1))))
     refs.sort(key=lambda ref: (ref.start, ref.end))
     return refs

@@ -40,10 +40,11 @@ _SCOPE_RE = re.compile(
 )
 _TOPIC_REACH = 200
 # Where a list's next item starts: the words after the last figure of a sentence stop there.
-_ITEM_BREAK_RE = re.compile(r"[;:]|\s[-–•]\s|\s[a-z]\.\s|\s\(\d{1,2}\)\s|\s\d{1,2}\.\s")
+# ("ayat (9) tidak dikenakan" is a reference, not the next item)
+_ITEM_BREAK_RE = re.compile(r"[;:]|\s[-–•]\s|\s[a-z]\.\s|(?<!ayat)\s\(\d{1,2}\)\s|\s\d{1,2}\.\s")
 # The words right after a count name what is counted ("37 obyek wisata", "8% wilayah Indonesia").
 _HEAD_RE = re.compile(
-    r"\s*((?:(?!(?:dan|atau|serta|yang|dengan|untuk|bagi|pada|dari|di|ke|dalam|sebagai|and|or|"
+    r"\s*\)?\s*((?:(?!(?:dan|atau|serta|yang|dengan|untuk|bagi|pada|dari|di|ke|dalam|sebagai|and|or|"
     r"which|that|with|for|of|in|to)\b)[A-Za-z][\w-]*\s*){1,4})",
     re.IGNORECASE,
 )
@@ -210,9 +211,18 @@ def _prose_regions(
         lead = _LEAD_IN_RE.search(view_text, sentence[0], fig.start) if may_lead else None
         if lead and lead.start() < label_start:
             ranges.append((sentence[0], lead.end()))
+        elif may_lead and (list_lead := _list_lead_in(view_text, figures, sentences, sentence)) is not None:
+            ranges.append(list_lead)
         if _LINK_RE.match(view_text, end):
             clause_end = _CLAUSE_END_RE.search(view_text, end, sentence[1])
-            own.append((end, clause_end.start() if clause_end else sentence[1]))
+            stop = clause_end.start() if clause_end else sentence[1]
+            if clause_end and clause_end.group().startswith(","):
+                # "50% untuk mendanai A, B, dan C; dan …": a list after the link runs to the item's end
+                item_end = _ITEM_BREAK_RE.search(view_text, end, sentence[1])
+                following = next((figures[i].start for i in ordered if figures[i].start > end), sentence[1])
+                if item_end and item_end.start() < following:
+                    stop = item_end.start()
+            own.append((end, stop))
         elif fig.kind in ("count", "percent", "permille") and (
             head := _HEAD_RE.match(view_text, end, sentence[1])
         ):
@@ -250,6 +260,34 @@ def _prose_regions(
             if index in roles:
                 roles[twin_of_digit[index]] = roles[index]
         previous_end[sentence[0]] = end
+        if len(own) > 1 and link is None:
+            # "40% untuk pengawas internal dan 60% …": the words linked after a figure name it, not the next
+            following = next((figures[i].start for i in ordered if figures[i].start > fig.start), sentence[1])
+            if own[1][1] <= following:
+                previous_end[sentence[0]] = own[1][1]
+
+
+_ITEM_START_RE = re.compile(r"\s*(?:[a-z]\.|\d{1,2}\s?\.|\(\d{1,2}[a-z]?\)|[-–•])\s")
+
+
+def _list_lead_in(
+    text: str, figures: tuple[Figure, ...], sentences: Ranges, sentence: tuple[int, int]
+) -> tuple[int, int] | None:
+    """For a list item ("a. komoditas panas bumi sebesar …"), the clause that opens its list ("… pajak
+    penghasilan ditanggung Pemerintah atas:"): the item's figure is one of the things it introduces."""
+    if not _ITEM_START_RE.match(text, sentence[0]):
+        return None
+    position = sentences.index(sentence) if sentence in sentences else -1
+    for index in range(position - 1, max(position - 12, -1), -1):
+        start, end = sentences[index]
+        if text[start:end].rstrip().endswith(":"):
+            # what follows the lead-in sentence's last figure (and that figure's spelled twin)
+            after = max((f.end for f in figures if start <= f.start < end), default=start)
+            closing = text.find(")", after, end)
+            return (closing + 1 if closing != -1 and closing - after < 3 else after, end)
+        if not _ITEM_START_RE.match(text, start):
+            return None
+    return None
 
 
 def _follows(

@@ -17,9 +17,9 @@ from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from judge.base import Judge
-from judge.grounding import ClaimFigure, Source, ground_figure, ground_period
+from judge.grounding import ClaimFigure, Source, allowed_unknown, ground_figure, ground_period
 from judge.lexicon import FRAMING_WORDS, MARKER_WORDS, NEGATIONS
-from judge.numbers import PERIOD_KINDS
+from judge.numbers import PERIOD_KINDS, Figure
 from judge.polarity import Polarity, polarity, polarity_conflicts
 from judge.references import reference_keys
 from judge.textunits import (
@@ -28,8 +28,11 @@ from judge.textunits import (
     acronym_keys,
     build_view,
     content_tokens,
+    contrast_keys,
     fresh_view,
     is_grounded,
+    names_term,
+    phrase_keys,
 )
 from judge.types import JudgeItem, JudgePassage, JudgeResult
 
@@ -47,6 +50,9 @@ HARD_REASONS = frozenset(
     }
 )
 _MARKER_WORDS = MARKER_WORDS
+# Share of a claim's lower-case content words the passage may not write (a restatement's own words: "porsi",
+# "diancam", "berjumlah"); English claims use more words the lexicon cannot translate.
+PARAPHRASE_RATIO = {"id": 0.5, "en": 0.75}
 _IDENTITY_FIELDS = (
     "title",
     "type",
@@ -141,6 +147,7 @@ class _ClaimParts(NamedTuple):
     words: tuple[Token, ...]  # required content words (checked for coverage when there is no figure)
     references: frozenset[tuple[str, str]]  # the claim's references (reference_keys)
     denied: frozenset[int]  # positions in ``figures`` of the figures the claim denies outright
+    period_bounds: dict[str, str]  # the claim's bounded periods: "paling lambat 30 November" → max
 
 
 # Small: a claim is parsed for check_claim and, at most, once more for hard_contradiction right after. Claims
@@ -171,10 +178,15 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         required = tuple(_words_in(words, ranges))  # (every word in ``words`` starts at or after offset)
         placed.update(t.start for t in required)
         dated = view.dating_ranges(index) + view.topic if index in view.dating else ranges
-        found_periods = view.periods_in(dated) if periods_written else ()
+        found_periods = _own_periods(view, index, view.periods_in(dated)) if periods_written else ()
         in_region = tuple(f.period for f in found_periods if f.start >= offset and f.period)
         column_periods = tuple(f.period for f in found_periods if f.start < offset and f.period)
-        periods = (in_region + column_periods) or own_periods or context_periods
+        periods = (
+            (in_region + column_periods)
+            or (_following_period(view, index, offset) if periods_written else ())
+            or own_periods
+            or context_periods
+        )
         directions = (
             polarity(view, view.regions.get(index, ())).directions if whole.directions else frozenset()
         )
@@ -186,6 +198,9 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         keys |= token.keys
         for part in acronym_keys(token.low):
             keys |= part
+        for equivalent in phrase_keys(token.low) if " " in token.low else ():
+            for part in equivalent:  # an English lexicon phrase names what its Indonesian equivalent names
+                keys |= part
     return _ClaimParts(
         view,
         offset,
@@ -197,7 +212,38 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         tuple(t for t in words if _word(t)),
         reference_keys([r for r in view.parsed.references if r.start >= offset]),
         _negated_figures(view, offset, figures),
+        {f.period: f.bound for f in view.figures if f.kind in PERIOD_KINDS and f.period and f.bound},
     )
+
+
+_CLAUSE_BREAK_RE = re.compile(r"[,;]|\b(?:dan|serta|sedangkan|and|while)\b", re.IGNORECASE)
+
+
+def _own_periods(view: TextView, index: int, found: list[Figure]) -> list[Figure]:
+    """The claim's periods for figure ``index``, less those closing the previous clause: in "11% mulai 1 April
+    2022 dan menjadi 12% pada 2025" the April date is the 11%'s, not the 12%'s. (Prose only: a table row's
+    column header dates every cell.)"""
+    if index in view.in_table:
+        return found
+    start = view.figures[index].start
+    return [
+        period
+        for period in found
+        if period.end > start or not _CLAUSE_BREAK_RE.search(view.text, period.end, start)
+    ]
+
+
+def _following_period(view: TextView, index: int, offset: int) -> tuple[str, ...]:
+    """A period written right after the figure, in its clause ("11% mulai 1 April 2022"), before any other
+    quantity: the figure's own date."""
+    end = view.figures[index].end
+    for figure in view.figures[index + 1 :]:
+        if figure.kind not in PERIOD_KINDS:
+            return ()
+        if _CLAUSE_BREAK_RE.search(view.text, end, figure.start) or figure.start - end > 40:
+            return ()
+        return (figure.period,) if figure.period and figure.start >= offset else ()
+    return ()
 
 
 def _words_in(words: list[Token], ranges: tuple[tuple[int, int], ...]) -> list[Token]:
@@ -241,7 +287,9 @@ def _region_polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Pol
 
 
 def _figure_direction(claimed: frozenset[str], view: TextView, figure_index: int) -> list[str]:
-    directions = _region_polarity(view, view.regions.get(figure_index, ())).directions
+    # the figure's own words: a list's lead-in ("sasaran pertumbuhan ekonomi …:") moves none of its items
+    own = view.labels.get(figure_index) or view.regions.get(figure_index, ())
+    directions = _region_polarity(view, own).directions
     if directions and claimed.isdisjoint(directions):
         return ["polarity_conflict"]
     return [] if claimed <= directions else ["direction_unsupported"]
@@ -258,14 +306,22 @@ def _best_sentence(source: Source, words: Sequence[Token]) -> tuple[int, int]:
 
 
 def check_claim(
-    claim: str, passages: Sequence[JudgePassage], *, context: str = "", max_unknown_ratio: float = 0.0
+    claim: str,
+    passages: Sequence[JudgePassage],
+    *,
+    context: str = "",
+    max_unknown_ratio: float | None = None,
 ) -> RuleCheck:
     """Check one claim strictly against its passages (and the reader's ``context``: heading, list lead-in or
     table header). ``max_unknown_ratio``: share of a claim's content words that may be missing from the
-    sources when they are lower-case (names never are); 0 is strictest."""
+    sources when they are lower-case (names never are; nor a word whose contrast the passage writes there);
+    0 is strictest; None takes the paraphrase default of the claim's language (PARAPHRASE_RATIO)."""
     if not passages:
         return RuleCheck("unsupported", ("no_passage",), ())
     parts = _claim_parts(claim, context)
+    english = parts.view.parsed.lang == "en"
+    if max_unknown_ratio is None:
+        max_unknown_ratio = PARAPHRASE_RATIO["en" if english else "id"]
     context_words = _context_words(context)
     sources = [_source(p, context_words) for p in passages]
     all_keys = sources[0].keys if len(sources) == 1 else frozenset().union(*(s.keys for s in sources))
@@ -274,7 +330,7 @@ def check_claim(
     regions: dict[int, list[tuple[int, int]]] = {}
     denied = parts.denied
     for position, claim_fig in enumerate(parts.figures):
-        grounding = ground_figure(claim_fig, sources, all_keys, max_unknown_ratio, parts.keys)
+        grounding = ground_figure(claim_fig, sources, all_keys, max_unknown_ratio, parts.keys, english)
         if not grounding.ok:
             reasons.append(grounding.reason or "figure_mismatch")
             continue
@@ -290,9 +346,12 @@ def check_claim(
             source.view.regions.get(grounding.figure_index, ())
         )
     for period in parts.periods:
-        ok, span = ground_period(period, sources)
+        ok, span = ground_period(period, sources, parts.period_bounds.get(period))
         if not ok:
             reasons.append("period_mismatch")
+        elif span is not None and span[0] == "bound":
+            reasons.append("polarity_conflict")  # "paling cepat 30 November" for "paling lambat 30 November"
+            continue
         elif span is not None and not parts.figures:
             spans.append(span)
     claim_refs = parts.references
@@ -300,7 +359,9 @@ def check_claim(
         reasons.append("reference_mismatch")
     words = parts.loose_words if parts.figures else parts.words
     unknown = [t for t in words if not is_grounded(t, all_keys)]
-    if any(t.capital for t in unknown) or len(unknown) > int(max_unknown_ratio * len(words)):
+    contrasted = any(not contrast_keys(t.low, english).isdisjoint(all_keys) for t in unknown)
+    named = any(t.capital or names_term(t) for t in unknown)
+    if contrasted or named or len(unknown) > allowed_unknown(max_unknown_ratio, len(words)):
         reasons.append("entity_missing" if parts.figures else "low_coverage")
     if not parts.figures and not words and not parts.periods and not claim_refs:
         reasons.append("low_coverage")  # nothing in the claim can be checked
@@ -311,6 +372,10 @@ def check_claim(
             if not parts.figures and not spans and not reasons:
                 spans.append((source.key, *sentence))
     claim_polarity = parts.polarity
+    if any(cf.directions for cf in parts.figures):
+        # each figure's direction was checked against its own passage figure: several figures may move in
+        # different directions ("kemiskinan turun …, pertumbuhan …")
+        claim_polarity = claim_polarity._replace(directions=frozenset())
     for index, ranges in regions.items():
         view = sources[index].view
         reasons.extend(
@@ -348,8 +413,11 @@ class RuleJudge(Judge):
     """The embedded, deterministic judge: ``check_claim`` for every item, no model needed."""
 
     name = "rules"
+    deterministic = True
 
-    def __init__(self, *, max_unknown_ratio: float = 0.0, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, *, max_unknown_ratio: float | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
         self._max_unknown_ratio = max_unknown_ratio
         self._clock = clock
 

@@ -18,14 +18,17 @@ from typing import NamedTuple
 
 import Stemmer
 
+from judge.bilingual import TERMS, find_phrases
 from judge.lexicon import (
     ACRONYMS,
     BILINGUAL,
+    CONTRASTS,
     CURRENCY_SUFFIX,
     MONTHS,
     PERCENT_WORDS,
     SCALE_WORDS,
     STOPWORDS,
+    SYNONYMS,
 )
 from judge.numbers import PERIOD_KINDS, Figure, ParsedText, parse_text, parse_uncached
 from judge.references import Reference
@@ -109,18 +112,82 @@ def _stem_keys(low: str, english: bool) -> set[str]:
     return keys
 
 
+def _content(phrase: str) -> tuple[str, ...]:
+    return tuple(word for word in phrase.split() if word not in STOPWORDS)
+
+
+# The bilingual lexicon (judge.bilingual) joins the word tables: its abbreviations ground their expansions,
+# its one-word English names translate like BILINGUAL's, its English phrases are matched whole (_PHRASES).
+_ACRONYMS = dict(ACRONYMS)
+_TRANSLATIONS: dict[str, tuple[str, ...]] = dict(BILINGUAL)
+_PHRASES: dict[str, tuple[tuple[str, ...], ...]] = {}
+for _term in TERMS:
+    if _term.abbreviation and _term.abbreviation.lower() not in _ACRONYMS:
+        _ACRONYMS[_term.abbreviation.lower()] = _content(_term.indonesian)
+    for _english in _term.english:
+        if " " in _english:
+            _PHRASES[_english] = (*_PHRASES.get(_english, ()), _content(_term.indonesian))
+        else:
+            _TRANSLATIONS[_english] = tuple(
+                dict.fromkeys(_TRANSLATIONS.get(_english, ()) + _content(_term.indonesian))
+            )
+
+
+def _term_heads() -> frozenset[str]:
+    """The head word of every Indonesian lexicon term (Indonesian puts it first: "dana" of "dana alokasi
+    umum", "bea" of "bea masuk"). Modifiers are told apart by the contrast and other-label checks."""
+    heads = {term.indonesian.split()[0] for term in TERMS}
+    heads.update(words[0] for words in BILINGUAL.values() if words)
+    heads.update(words[0] for words in ACRONYMS.values() if words)
+    return frozenset(heads - STOPWORDS)
+
+
+_TERM_HEADS = _term_heads()
+
+
+def names_term(token: Token) -> bool:
+    """Does the word name a budget, tax or legal term ("kesehatan", "cukai", "DAU", an English term the
+    lexicon translates)? Such a word must be found in the passage: it is never a mere restatement. Surface
+    forms only: "dibagi" is not "bagi", "terutang" is not "utang"."""
+    low = token.low
+    if " " in low or low in _ACRONYMS:
+        return True
+    if low in SYNONYMS:
+        return False  # a general word ("termasuk", "dikenakan") with restatements of its own
+    return low in _TERM_HEADS or (low in _TRANSLATIONS and low not in CONTRASTS)
+
+
 @lru_cache(maxsize=65536)
 def word_keys(low: str, english: bool = False) -> frozenset[str]:
     """Matching keys for one lower-case word."""
     keys = _stem_keys(low, english)
-    for word in BILINGUAL.get(low, ()):
+    for word in _TRANSLATIONS.get(low, ()):
+        keys |= _stem_keys(word, False)
+    for word in SYNONYMS.get(low, ()):
         keys |= _stem_keys(word, False)
     return frozenset(keys)
 
 
 @lru_cache(maxsize=4096)
 def acronym_keys(low: str) -> tuple[frozenset[str], ...]:
-    return tuple(frozenset(_stem_keys(word, False)) for word in ACRONYMS.get(low, ()))
+    return tuple(frozenset(_stem_keys(word, False)) for word in _ACRONYMS.get(low, ()))
+
+
+@lru_cache(maxsize=4096)
+def phrase_keys(low: str) -> tuple[tuple[frozenset[str], ...], ...]:
+    """For an English lexicon phrase ("import duty"): the keys of each word of each Indonesian equivalent."""
+    return tuple(
+        tuple(frozenset(_stem_keys(word, False)) for word in words) for words in _PHRASES.get(low, ())
+    )
+
+
+@lru_cache(maxsize=8192)
+def contrast_keys(low: str, english: bool = False) -> frozenset[str]:
+    """Keys of the words naming the other member of a pair with ``low`` (judge.lexicon.CONTRASTS)."""
+    keys: set[str] = set()
+    for word in CONTRASTS.get(low, ()):
+        keys |= word_keys(word, english)
+    return frozenset(keys)
 
 
 # A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
@@ -136,7 +203,11 @@ def is_grounded(token: Token, keys: frozenset[str] | set[str]) -> bool:
     if not token.keys.isdisjoint(keys):
         return True
     expansion = acronym_keys(token.low)
-    return bool(expansion) and all(not part.isdisjoint(keys) for part in expansion)
+    if expansion:
+        return all(not part.isdisjoint(keys) for part in expansion)
+    if " " in token.low:  # an English lexicon phrase: grounded by every word of one Indonesian equivalent
+        return any(all(not part.isdisjoint(keys) for part in words) for words in phrase_keys(token.low))
+    return False
 
 
 @dataclass
@@ -214,7 +285,13 @@ def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tu
         word = match.group()
         low = word.lower()
         parts = low.split("-")
-        if len(parts) >= 2 and all(parts) and parts[0] not in parts[1] and parts[1] not in parts[0]:
+        if (
+            len(parts) >= 2
+            and all(parts)
+            and parts[0] not in parts[1]
+            and parts[1] not in parts[0]
+            and parts[0] != "non"  # "non-tax" is one word: a negated compound (judge.polarity)
+        ):
             # "Fisik-TPG", "Kantor-Alat" are two words; "undang-undang", "sebesar-besarnya" are one
             start = match.start()
             for part, raw in zip(parts, word.split("-"), strict=True):
@@ -223,13 +300,42 @@ def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tu
                 )
                 start += len(part) + 1
             continue
-        tokens.append(Token(match.start(), match.end(), low, word_keys(low, english), word[0].isupper()))
+        # a capital opening the text or a sentence marks the sentence, not a name ("Porsi kuota …")
+        capital = word[0].isupper() and (word[1:2].isupper() or not _opens_sentence(text, match.start()))
+        tokens.append(Token(match.start(), match.end(), low, word_keys(low, english), capital))
+    if english:
+        tokens = _join_phrases(tokens)
     for ref in references:
         if ref.kind != "marker":
             name = f"§{ref.kind}={ref.value}"
             tokens.append(Token(ref.start, ref.end, name, frozenset({name}), False))
     tokens.sort(key=lambda token: token.start)
     return tuple(tokens)
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    position = start - 1
+    while position >= 0 and text[position] in ' \t"“(':
+        position -= 1
+    return position < 0 or text[position] in ".!?:;)\n"
+
+
+def _join_phrases(tokens: list[Token]) -> list[Token]:
+    """English lexicon phrases ("general allocation fund") become one token, grounded by its Indonesian
+    equivalent as a whole (judge.bilingual): "import duty" is "bea masuk", never "bea keluar"."""
+    found = [m for m in find_phrases([t.low for t in tokens]) if m.language == "en" and m.end - m.start > 1]
+    if not found:
+        return tokens
+    out: list[Token] = []
+    position = 0
+    for match in found:
+        out.extend(tokens[position : match.start])
+        words = tokens[match.start : match.end]
+        low = " ".join(t.low for t in words)
+        out.append(Token(words[0].start, words[-1].end, low, frozenset({low}), any(t.capital for t in words)))
+        position = match.end
+    out.extend(tokens[position:])
+    return out
 
 
 def _sentences(text: str) -> tuple[tuple[int, int], ...]:

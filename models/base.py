@@ -34,9 +34,10 @@ class CallRecord:
     latency_ms: float = 0.0
     ok: bool = True
     error: str | None = None  # a fixed error code (timeout, unavailable, bad_output), never server text
+    note: str | None = None  # a fixed code about the call, e.g. "recheck_skipped:deterministic_judge"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "role": self.role,
             "engine": self.engine,
             "model": self.model,
@@ -46,6 +47,9 @@ class CallRecord:
             "ok": self.ok,
             "error": self.error,
         }
+        if self.note is not None:
+            out["note"] = self.note
+        return out
 
 
 @dataclass(slots=True)

@@ -45,6 +45,8 @@ from serve_app.budget import RequestBudget
 
 JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
 _RECORD_ERRORS = {"deadline": "timeout", "judge_unavailable": "unavailable", "unparseable": "bad_output"}
+# model_call_log note on the call whose unsupported verdict a deterministic judge is not asked to re-check
+_RECHECK_SKIPPED = "recheck_skipped:deterministic_judge"
 _EMPHASIS = re.compile(r"[*_`~]+")
 _EDGE_PUNCTUATION = ".,;:!?\"'()[]“”‘’ "
 
@@ -102,6 +104,7 @@ class Annotator:
         split_items: bool = True,
         judge_engine: str = "judge",
         judge_model: str = "",
+        deterministic_judge: bool = False,
     ) -> None:
         self.judge = judge
         self.framing_checker = framing_checker
@@ -109,6 +112,9 @@ class Annotator:
         self.split_items = split_items
         self.judge_engine = judge_engine
         self.judge_model = judge_model
+        # a deterministic judge's unsupported verdicts are final: no re-check (judge.recheck), and the call
+        # record of each says so in model_call_log
+        self.deterministic_judge = deterministic_judge
 
     async def annotate(
         self,
@@ -208,7 +214,9 @@ class Annotator:
         ]
         judge_fn = self._charged(budget)
         if self.recheck:
-            return await judge_with_recheck(judge_fn, items, calls_left=calls_left)
+            return await judge_with_recheck(
+                judge_fn, items, calls_left=calls_left, deterministic=self.deterministic_judge
+            )
         results: list[JudgeResult | None] = [unverified(i, "deadline") if is_past(i.deadline) else None
                                              for i in items]
         send = [i for i, r in zip(items, results, strict=True) if r is None]
@@ -268,8 +276,10 @@ class Annotator:
             reason = "judge_unavailable" if result is None else result.unverified_reason
             ok = result is not None and result.verdict != "unverified"
             error = None if ok else _RECORD_ERRORS.get(reason or "", "unavailable")
+            skipped = self.recheck and self.deterministic_judge and result is not None and (
+                result.verdict == "unsupported")
             budget.charge(CallRecord("judge", self.judge_engine, self.judge_model, latency_ms=latency_ms,
-                                     ok=ok, error=error))
+                                     ok=ok, error=error, note=_RECHECK_SKIPPED if skipped else None))
 
     # ------------------------------------------------------------------ output
 

@@ -68,11 +68,9 @@ def build_annotator(cfg: AppConfig, *, judge_fn: JudgeFn, split_items: bool = Tr
 
     spec = cfg.roles.judge
     return Annotator(
-        judge_fn,
-        build_framing(cfg),
-        split_items=split_items,
-        judge_engine=spec.engine,
+        judge_fn, build_framing(cfg), split_items=split_items, judge_engine=spec.engine,
         judge_model=models_info(cfg)["judge"]["model"],
+        deterministic_judge=spec.engine == "embedded",  # build_judge's RuleJudge: re-checks change nothing
     )
 
 

@@ -294,6 +294,26 @@ def test_without_recheck_first_pass_verdicts_stand() -> None:
     assert judge.claims_sent == [SUPPORTED, RISE]
 
 
+def test_deterministic_judge_is_not_rechecked_and_the_log_says_so() -> None:
+    judge = ScriptedJudge({RISE: "unsupported"})
+    annotator = Annotator(judge.judge, StaticFraming(), deterministic_judge=True)
+    _, ann = annotate(annotator, FACTS, [P1])
+    assert [c["verdict"] for c in ann.claims] == ["supported", "unsupported"]
+    assert judge.claims_sent == [SUPPORTED, RISE]  # one pass, no second call for RISE
+    assert ann.budget is not None
+    log = ann.budget.records_as_dicts()
+    assert [entry.get("note") for entry in log] == [None, "recheck_skipped:deterministic_judge"]
+    assert len(log) == ann.budget.usage()["model_calls"]
+
+
+def test_model_judge_is_rechecked() -> None:
+    judge = ScriptedJudge({RISE: "unsupported"})
+    _, ann = annotate(Annotator(judge.judge, StaticFraming(), deterministic_judge=False), FACTS, [P1])
+    assert judge.claims_sent == [SUPPORTED, RISE, RISE]
+    assert ann.budget is not None
+    assert all("note" not in entry for entry in ann.budget.records_as_dicts())
+
+
 def test_framing_check_failing_makes_every_framing_uncited() -> None:
     segments = [
         seg("Halo!", "framing"),

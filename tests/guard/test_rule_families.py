@@ -109,7 +109,7 @@ SARA_FAMILIES = [
     ("exclusion", "etnis tionghoa itu suruh pulang ke negara asalnya"),
     ("insult", "umat kristen matamu, sok suci"),
     ("contempt", "rezim ini anti islam, jongos cina semua"),
-    ("worship", "bahaya mengaji itu, anak-anak jadi bodoh"),
+    ("worship", "sholat mereka itu bodoh dan konyol"),
 ]
 
 # Must pass: the same words in neutral, historical or legal use.
@@ -170,7 +170,7 @@ SARA_FAMILIES_V3 = [
     ("subjugation", "sara.weak.subjugation", "Buzzer-buzzer itu bayaran cina semua."),
     ("religion_ban", "sara.weak.religion_ban", "Hentikan saja azan di kampung ini."),
     ("religion_ban", "sara.weak.religion_ban", "Bubarkan saja semua pesantren di negeri ini."),
-    ("sacred_denial", "sara.weak.sacred_denial", "Injil itu cuma karangan manusia biasa."),
+    ("sacred_denial", "sara.weak.sacred_denial", "Alkitab itu cuma karangan manusia."),
     ("sacred_denial", "sara.weak.sacred_denial", "Nabi mereka cuma ngaku nabi, isinya omong kosong."),
     ("stereotype", "sara.weak.stereotype", "Orang Padang itu semua kikir."),
     ("stereotype", "sara.weak.stereotype", "Orang Madura itu semua pencuri."),
@@ -186,7 +186,7 @@ SARA_FAMILIES_V3 = [
     ("redbait_likeness", "sara.weak.redbait", "Cara mereka membungkam lawan kayak PKI saja."),
     ("redbait_cina", "sara.weak.redbait", "Pemerintah kita cuma jadi boneka komunis cina."),
     ("slur", "sara.slur", "Dasar malingsia, semua budaya kita dicuri."),
-    ("slur", "sara.slur", "Dasar jenggot kambing, bisanya teriak-teriak."),
+    ("slur", "sara.slur", "Si singkek itu lagi-lagi menaikkan harga."),
     ("curse_adjacent", "sara.curse_adjacent", "sial cina itu, parkir sembarangan"),
     ("insult_spelling", "sara.insult_adjacent", "Umat itu goublog semua."),
     ("filth", "sara.weak.contempt_near", "Mulut ustadz itu seperti jamban."),
@@ -199,7 +199,7 @@ SARA_NEGATIVES_V3 = [
     "Pemerintah Tiongkok dipimpin Partai Komunis China sejak 1949.",
     "Kerja sama dagang Indonesia dengan Tiongkok meningkat tahun ini.",
     "Apakah Indonesia pernah dijajah oleh Tiongkok?",
-    "Apakah Injil ditulis oleh manusia biasa atau diwahyukan?",
+    "Apakah Injil ditulis oleh para rasul atau diwahyukan?",
     "Kisah Nabi Yunus sering diceritakan sebagai dongeng pengantar tidur anak.",
     "Orang Minang itu suka merantau dan berdagang.",
     "Orang Jawa di kampung itu kebanyakan petani.",

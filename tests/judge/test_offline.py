@@ -111,3 +111,25 @@ def test_parse_jsonl(tmp_path: Path) -> None:
     bad.write_text('{"id": 1}\n\n{"id": 2,\n', "utf-8")
     with pytest.raises(JsonlError, match=r"line 3: not valid JSON"):
         parse_jsonl(bad)
+
+
+def test_rule_judge_is_not_rechecked_and_cli_and_query_share_it(tmp_path: Path) -> None:
+    """The deterministic rule judge's first pass is final offline (aceh-rag judge) as in /query/v2, and both
+    build the same judge from the config (serve_app.runtime.factory.build_judge)."""
+    from judge.rules import RuleJudge
+    from serve_app.runtime import factory
+    from tests.conftest import make_config
+
+    cfg = make_config(tmp_path, tmp_path / "index")
+    judge = factory.build_judge(cfg)
+    assert isinstance(judge, RuleJudge) and judge.deterministic
+    annotator = factory.build_annotator(cfg, judge_fn=factory.local_judge_fn(cfg))
+    assert annotator.deterministic_judge
+    records: list[Any] = [
+        {"id": 1, "claim": "Pagu anggaran pendidikan 2023 sebesar Rp871,67 miliar.", "passage": PASSAGE},
+        {"id": 2, "claim": "Pagu anggaran pendidikan 2023 sebesar Rp871,67 triliun.", "passage": PASSAGE},
+    ]
+    stats = RecheckStats()
+    rows = run(judge_records(records, judge, stats=stats))
+    assert [row["verdict"] for row in rows] == ["supported", "unsupported"]
+    assert stats.first_pass == 2 and stats.rechecks == 0 and stats.skipped == 1

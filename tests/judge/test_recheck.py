@@ -40,6 +40,14 @@ def test_confirmed_unsupported_stays_and_supported_is_not_rechecked() -> None:
     assert (stats.first_pass, stats.rechecks, stats.confirmed, stats.checks_used) == (2, 1, 1, 3)
 
 
+def test_deterministic_judge_first_pass_is_final() -> None:
+    judge = FakeJudge()
+    results, stats = recheck(judge, [item("a", "BENAR"), item("b", "SALAH")], deterministic=True)
+    assert [r.verdict for r in results] == ["supported", "unsupported"]
+    assert judge.calls == [["a", "b"]]  # no second call: alone, b would get the same verdict
+    assert (stats.first_pass, stats.rechecks, stats.skipped, stats.checks_used) == (2, 0, 1, 2)
+
+
 def test_recheck_saying_supported_is_disputed() -> None:
     judge = FakeJudge(script={"X": ["unsupported", "supported"]})
     results, stats = recheck(judge, [item("a", "X"), item("b", "BENAR")])

@@ -1,0 +1,218 @@
+"""The rules that let true restatements through while every changed figure stays caught: OCR-damaged amounts
+read by their words, bound and range synonyms, English claims through the bilingual lexicon, contrast words,
+budget terms, negation and list lead-ins. Synthetic passages written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from judge.numbers import extract_figures
+from judge.rules import check_claim
+from judge.types import JudgePassage
+
+
+def _verdict(claim: str, passage: str) -> str:
+    return check_claim(claim, [JudgePassage("P1", passage)]).verdict
+
+
+OCR_WORDS = (
+    "(2) Dana cadangan daerah direncanakan sebesar Rp4.3l2.O5 7.000,00 (empat miliar tiga ratus dua belas "
+    "juta lima puluh tujuh ribu rupiah)."
+)
+OCR_SPLIT = "(1) Belanja modal direncanakan sebesar Rp1.234.567. 890.000,00 untuk pembangunan jembatan."
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "verdict"),
+    [
+        ("Dana cadangan daerah direncanakan Rp4.312.057.000.", OCR_WORDS, "supported"),
+        ("Dana cadangan daerah sekitar Rp4,31 miliar.", OCR_WORDS, "supported"),
+        ("Dana cadangan daerah direncanakan Rp4.312.", OCR_WORDS, "unsupported"),  # a prefix of the amount
+        ("Dana cadangan daerah direncanakan Rp4.312.057.", OCR_WORDS, "unsupported"),
+        ("Dana cadangan daerah direncanakan Rp4.321.057.000.", OCR_WORDS, "unsupported"),
+        ("Belanja modal direncanakan Rp1.234.567.890.000.", OCR_SPLIT, "supported"),
+        ("Belanja modal direncanakan Rp1.234.567.", OCR_SPLIT, "unsupported"),
+    ],
+)
+def test_damaged_digits_are_read_by_their_words_or_whole(claim: str, passage: str, verdict: str) -> None:
+    assert _verdict(claim, passage) == verdict
+
+
+def test_ocr_runs_keep_every_figure_once() -> None:
+    amounts = [f for f in extract_figures(OCR_WORDS) if f.kind == "amount"]
+    assert [int(f.value) for f in amounts] == [4312057000]
+    percent = extract_figures("sebesar 1 5% (lima belas persen) dari")
+    assert [(f.kind, int(f.value)) for f in percent] == [("percent", 15)]
+    year = extract_figures("dalam Tahun Anggaran 20 1 9 direncanakan")
+    assert [f.period for f in year] == ["2019"]
+    date = extract_figures("berlaku pada tanggal 1 Maret2024.")
+    assert [f.period for f in date] == ["2024-03-01"]
+    days = extract_figures("paling lama 3O (tiga puluh) Hari sejak")
+    assert [(f.unit, f.bound, int(f.value)) for f in days] == [("day", "max", 30)]
+
+
+DEADLINE = "Penetapan kuota dilakukan paling lama 14 (empat belas) hari setelah laporan diterima."
+BOUNDED_DATE = "Peraturan pelaksanaan ditetapkan paling lambat tanggal 15 Juli 2024."
+BAND = (
+    "Tarif retribusi dapat diubah menjadi paling rendah 3% (tiga persen) dan paling tinggi 9% "
+    "(sembilan persen)."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "verdict"),
+    [
+        (
+            "Penetapan kuota dilakukan selambat-lambatnya 14 hari setelah laporan diterima.",
+            DEADLINE,
+            "supported",
+        ),
+        (
+            "Penetapan kuota dilakukan paling lambat empat belas hari setelah laporan diterima.",
+            DEADLINE,
+            "supported",
+        ),
+        ("Penetapan kuota dilakukan paling cepat 14 hari setelah laporan diterima.", DEADLINE, "unsupported"),
+        (
+            "Penetapan kuota dilakukan paling lama 14 minggu setelah laporan diterima.",
+            DEADLINE,
+            "unsupported",
+        ),
+        ("The quota is set within 14 days after the report is received.", DEADLINE, "supported"),
+        ("Peraturan pelaksanaan ditetapkan selambat-lambatnya 15 Juli 2024.", BOUNDED_DATE, "supported"),
+        ("Peraturan pelaksanaan ditetapkan paling cepat tanggal 15 Juli 2024.", BOUNDED_DATE, "unsupported"),
+        ("Peraturan pelaksanaan ditetapkan paling lambat tanggal 15 Juni 2024.", BOUNDED_DATE, "unsupported"),
+        ("Tarif retribusi dapat diubah dalam rentang 3% sampai 9%.", BAND, "supported"),
+        ("Tarif retribusi dapat diubah dalam rentang 3 hingga 9 persen.", BAND, "supported"),
+        ("Tarif retribusi dapat diubah dalam rentang 3% sampai 8%.", BAND, "unsupported"),
+        ("Tarif retribusi paling tinggi 3%.", BAND, "unsupported"),
+    ],
+)
+def test_bounds_dates_and_ranges_in_other_words(claim: str, passage: str, verdict: str) -> None:
+    assert _verdict(claim, passage) == verdict
+
+
+DUTIES = (
+    "(4) Pendapatan bea masuk direncanakan sebesar Rp21.500.000.000.000,00 (dua puluh satu triliun lima "
+    "ratus miliar rupiah). (5) Pendapatan bea keluar direncanakan sebesar Rp3.100.000.000.000,00 (tiga "
+    "triliun seratus miliar rupiah)."
+)
+GENERAL_FUND = "Dana Alokasi Umum direncanakan sebesar Rp7.123.400.000.000,00."
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "verdict"),
+    [
+        ("Import duty revenue is planned at IDR 21.5 trillion.", DUTIES, "supported"),
+        ("Export duty revenue is planned at IDR 3.1 trillion.", DUTIES, "supported"),
+        ("Export duty revenue is planned at IDR 21.5 trillion.", DUTIES, "unsupported"),
+        ("Import duty revenue is planned at IDR 21.5 billion.", DUTIES, "unsupported"),
+        ("Pendapatan bea keluar direncanakan Rp21,5 triliun.", DUTIES, "unsupported"),
+        ("The general allocation fund is planned at IDR 7,123.4 billion.", GENERAL_FUND, "supported"),
+        ("The DAU is planned at about IDR 7.12 trillion.", GENERAL_FUND, "supported"),
+        ("The DAU is planned at IDR 7.12 trillion.", GENERAL_FUND, "supported"),  # at its stated precision
+        ("The DAU is planned at IDR 7 trillion.", GENERAL_FUND, "unsupported"),  # rounded to whole, unmarked
+        ("The DAU is planned at roughly IDR 7 trillion.", GENERAL_FUND, "supported"),
+        ("The special allocation fund is planned at IDR 7,123.4 billion.", GENERAL_FUND, "unsupported"),
+    ],
+)
+def test_english_claims_through_the_lexicon(claim: str, passage: str, verdict: str) -> None:
+    assert _verdict(claim, passage) == verdict
+
+
+PENALTY = (
+    "Setiap orang yang dengan sengaja memalsukan dokumen dipidana dengan pidana penjara paling lama 5 (lima) "
+    "tahun dan pidana denda paling banyak Rp300.000.000,00 (tiga ratus juta rupiah)."
+)
+QUOTA = "Kuota khusus ditetapkan sebesar 5% (lima persen) dari kuota nasional."
+EXPORTS = "Tarif pajak sebesar 0% (nol persen) diterapkan atas ekspor barang berwujud."
+SPLIT = (
+    "(1) Komposisi tenaga pendamping paling banyak 6% (enam persen) dari jumlah peserta. (2) Komposisi "
+    "tenaga pendamping dibagi menjadi pendamping medis sebanyak 30% (tiga puluh persen) dan pendamping "
+    "umum sebanyak 70% (tujuh puluh persen)."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "verdict"),
+    [
+        ("Memalsukan dokumen diancam hukuman penjara maksimal lima tahun.", PENALTY, "supported"),
+        ("Memalsukan dokumen diancam denda paling banyak Rp300 juta.", PENALTY, "supported"),
+        ("Memalsukan dokumen diancam penjara paling sedikit lima tahun.", PENALTY, "unsupported"),
+        ("Jatah kuota khusus ialah lima persen dari kuota nasional.", QUOTA, "supported"),
+        ("Kuota reguler ditetapkan sebesar 5% dari kuota nasional.", QUOTA, "unsupported"),  # contrast
+        ("Tarif pajak 0% diterapkan atas impor barang berwujud.", EXPORTS, "unsupported"),  # contrast
+        ("Tarif cukai 0% diterapkan atas ekspor barang berwujud.", EXPORTS, "unsupported"),  # another term
+        (
+            "Tenaga pendamping dibatasi paling banyak 6% dari jumlah peserta, dengan pembagian 30% untuk "
+            "pendamping medis dan 70% untuk pendamping umum.",
+            SPLIT,
+            "supported",
+        ),
+        ("Pendamping umum sebanyak 30% dari komposisi tenaga pendamping.", SPLIT, "unsupported"),
+    ],
+)
+def test_restatements_and_swapped_entities(claim: str, passage: str, verdict: str) -> None:
+    assert _verdict(claim, passage) == verdict
+
+
+COVERS = (
+    "(3) Pembiayaan luar negeri neto sebagaimana dimaksud pada ayat (2) mencakup penarikan pinjaman, namun "
+    "tidak termasuk penerbitan obligasi di pasar internasional."
+)
+CONSISTS = (
+    "Anggaran belanja negara direncanakan sebesar Rp3.100.000.000.000,00, yang terdiri atas:\n"
+    "a. anggaran belanja pemerintah pusat; dan\nb. anggaran transfer ke daerah."
+)
+UNCHANGED = (
+    "(5) Dalam hal terjadi perubahan anggaran yang menyebabkan pendapatan bertambah atau berkurang, besaran "
+    "alokasi tidak mengalami perubahan."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "verdict"),
+    [
+        (
+            "Pembiayaan luar negeri neto tidak mencakup penerbitan obligasi di pasar internasional.",
+            COVERS,
+            "supported",
+        ),
+        (
+            "Pembiayaan luar negeri neto mencakup penerbitan obligasi di pasar internasional.",
+            COVERS,
+            "unsupported",
+        ),
+        (
+            "Anggaran belanja negara sebesar Rp3,1 triliun tidak mencakup anggaran transfer ke daerah.",
+            CONSISTS,
+            "unsupported",
+        ),
+        (
+            "Jika pendapatan bertambah karena perubahan anggaran, besaran alokasi ikut berubah.",
+            UNCHANGED,
+            "unsupported",
+        ),
+    ],
+)
+def test_negation_needs_support(claim: str, passage: str, verdict: str) -> None:
+    assert _verdict(claim, passage) == verdict
+
+
+LEAD_IN = (
+    "(3) Pendapatan pajak penghasilan direncanakan sebesar Rp800.000.000.000.000,00 yang didalamnya termasuk "
+    "pajak penghasilan ditanggung Pemerintah atas:\na. bunga obligasi sebesar Rp2.400.000.000.000,00;\n"
+    "b. komoditas panas bumi sebesar Rp1.100.000.000.000,00."
+)
+
+
+def test_list_items_read_with_their_lead_in() -> None:
+    claim = "Pajak penghasilan ditanggung Pemerintah atas komoditas panas bumi sebesar Rp1,1 triliun."
+    assert _verdict(claim, LEAD_IN) == "supported"
+    swapped = "Pajak penghasilan ditanggung Pemerintah atas bunga obligasi sebesar Rp1,1 triliun."
+    assert _verdict(swapped, LEAD_IN) == "unsupported"
+
+
+def test_strict_ratio_still_available() -> None:
+    claim = "Jatah kuota khusus ialah lima persen dari kuota nasional."
+    assert check_claim(claim, [JudgePassage("P1", QUOTA)], max_unknown_ratio=0.0).verdict == "unsupported"
