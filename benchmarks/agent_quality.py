@@ -305,9 +305,9 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.retrieval_quality import bench_encoder
     from models.rerankers import FeatureReranker
     from retrieval.ingest import ingest
+    from retrieval.port import LocalRetrieverPort
     from retrieval.retriever import Retriever
     from serve_app.agent.agent import Agent
-    from serve_app.agent.tools.base import LocalRetrieverPort
     from serve_app.agent.writers.embedded import EmbeddedWriter
 
     questions = [

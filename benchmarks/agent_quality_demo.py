@@ -24,7 +24,7 @@ def run_demo(index: Path | None) -> dict[str, Any]:
     from serve_app.answer.refusals import NOT_FOUND_FRAMING
     from serve_app.config import load_config
     from serve_app.guard.auth import Principal
-    from serve_app.runtime import factory
+    from serve_app.runtime import factory, index_setup
     from serve_app.wire.schemas import QueryV2Request
 
     questions = [json.loads(line) for line in DEMO_QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
@@ -39,7 +39,7 @@ def run_demo(index: Path | None) -> dict[str, Any]:
         env.pop("ACEH_CORPUS", None)
         cfg = load_config(env=env)
         started = time.perf_counter()
-        factory.ingest_paths(cfg, [DEMO_CORPUS], index_dir, progress=False)
+        index_setup.ingest_paths(cfg, [DEMO_CORPUS], index_dir, progress=False)
         ingest_s = round(time.perf_counter() - started, 1)
         pipeline = factory.build_inprocess(cfg)
 

@@ -110,7 +110,7 @@ def run(clients: int, settle_s: float) -> dict[str, Any]:
 
     from benchmarks.query_v2 import free_port, wait_healthy
     from serve_app.config import load_config
-    from serve_app.runtime import factory
+    from serve_app.runtime import index_setup
     from serve_app.runtime.serve_runner import start_serve
 
     repo = Path(__file__).resolve().parent.parent
@@ -125,7 +125,7 @@ def run(clients: int, settle_s: float) -> dict[str, Any]:
         cfg = cfg.model_copy(
             update={"port": free_port(), "serve": cfg.serve.model_copy(update={"colocate": []})}
         )
-        factory.ingest_paths(cfg, [repo / "configs" / "demo_corpus"], Path(tmp) / "index", progress=False)
+        index_setup.ingest_paths(cfg, [repo / "configs" / "demo_corpus"], Path(tmp) / "index", progress=False)
         start_serve(cfg)
         base = f"http://127.0.0.1:{cfg.port}"
         try:

@@ -142,7 +142,7 @@ def fuzz(
 def demo_app(tmp: Path) -> Any:
     """The in-process app over the demo corpus, in ``tmp`` (index, store)."""
     from serve_app.config import load_config
-    from serve_app.runtime import factory
+    from serve_app.runtime import factory, index_setup
 
     repo = Path(__file__).resolve().parent.parent
     index_dir = tmp / "index"
@@ -152,7 +152,7 @@ def demo_app(tmp: Path) -> Any:
         "ACEH_DATABASE_URL": f"sqlite:///{tmp / 'fuzz.db'}",
     }
     cfg = load_config(str(repo / "configs" / "default.yaml"), env=env)
-    factory.ingest_paths(cfg, [repo / "configs" / "demo_corpus"], index_dir, progress=False)
+    index_setup.ingest_paths(cfg, [repo / "configs" / "demo_corpus"], index_dir, progress=False)
     return factory.build_inprocess_app(cfg)
 
 

@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.query_v2 import free_port, wait_healthy
     from serve_app.config import load_config
     from serve_app.guard.auth import Principal
-    from serve_app.runtime import factory
+    from serve_app.runtime import factory, index_setup
     from serve_app.runtime.serve_runner import start_serve
     from serve_app.wire.schemas import QueryV2Request
 
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_config(str(REPO / "configs" / "default.yaml"), env=env)
     if args.haproxy:
         cfg = cfg.model_copy(update={"serve": cfg.serve.model_copy(update={"haproxy": True})})
-    factory.ingest_paths(cfg, [REPO / "configs" / "demo_corpus"], tmp / "index", progress=False)
+    index_setup.ingest_paths(cfg, [REPO / "configs" / "demo_corpus"], tmp / "index", progress=False)
     qs = questions()
     levels = (1, 4, 16)
     rows: list[dict[str, Any]] = []

@@ -275,14 +275,14 @@ def project_questions(index_dir: Path) -> dict[str, Any]:
     """The project's own questions (benchmarks/data/legal_questions.jsonl) through the embedded agent over
     the same index (second table)."""
     from benchmarks.agent_quality import QUESTIONS, evaluate, summarize
+    from retrieval.port import LocalRetrieverPort
     from serve_app.agent.agent import Agent
-    from serve_app.agent.tools.base import LocalRetrieverPort
     from serve_app.agent.writers.embedded import EmbeddedWriter
     from serve_app.config import load_config
-    from serve_app.runtime import factory
+    from serve_app.runtime import index_setup
 
     cfg = load_config(env={**os.environ, "ACEH_INDEX_DIR": str(index_dir), "ACEH_API_KEYS": API_KEY})
-    retriever = factory.build_retriever(cfg)
+    retriever = index_setup.build_retriever(cfg)
     questions = [
         json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()
     ]

@@ -239,7 +239,7 @@ async def _query_clients(app: Any, clients: int, per_client: int) -> tuple[list[
 
 def run_query(args: argparse.Namespace) -> int:
     from serve_app.config import load_config
-    from serve_app.runtime import factory
+    from serve_app.runtime import factory, index_setup
 
     tmp = Path(tempfile.mkdtemp(prefix="aceh-bench-llm-"))
     index_dir = tmp / "index"
@@ -258,7 +258,7 @@ def run_query(args: argparse.Namespace) -> int:
             }
         )
         cfg = cfg.model_copy(update={"roles": roles, "model_servers": []})
-        factory.ingest_paths(cfg, [REPO / "configs" / "demo_corpus"], index_dir, progress=False)
+        index_setup.ingest_paths(cfg, [REPO / "configs" / "demo_corpus"], index_dir, progress=False)
         app = factory.build_inprocess_app(cfg)
         # one event loop for every level: the engines' HTTP clients belong to the loop that first used them
         async def all_levels() -> list[tuple[int, list[float], list[dict[str, Any]]]]:

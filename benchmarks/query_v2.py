@@ -174,7 +174,7 @@ async def measure(base: str, questions: list[str], levels: list[int], requests: 
 
 
 def prepare_index(cfg_for_ingest: Any, subset: str, index_arg: str | None) -> tuple[Path, dict[str, Any]]:
-    from serve_app.runtime import factory
+    from serve_app.runtime import index_setup
 
     if index_arg:
         index_dir = Path(index_arg).resolve()
@@ -191,7 +191,7 @@ def prepare_index(cfg_for_ingest: Any, subset: str, index_arg: str | None) -> tu
     stage = stage_corpus(CORPUS, rels, REPO / ".aceh" / f"bench-corpus-{subset}")
     print(f"query_v2: indexing {len(rels)} statutes into {index_dir} (once)", file=sys.stderr, flush=True)
     started = time.perf_counter()
-    report = factory.ingest_paths(cfg_for_ingest, [stage], index_dir)
+    report = index_setup.ingest_paths(cfg_for_ingest, [stage], index_dir)
     print(report.summary(), file=sys.stderr)
     if not has_index(index_dir):
         raise SystemExit("query_v2: ingest wrote no index")

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import Figure, Result, command, percentile, write_result
-from serve_app.conversation.store import Store
+from serve_app.conversation.store import Exchange, Store
 
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -71,8 +71,10 @@ def run_backend(store: Store, *, threads: int, seconds: float) -> dict[str, Any]
             body = answer_body(n)
             t0 = time.perf_counter()
             try:
-                store.append_exchange(cids[i], owner, "v2", f"Pertanyaan {n} tentang anggaran?", body,
-                                      memory_items=[body["claims"][1]["text"], body["claims"][2]["text"]])
+                store.append_exchange(Exchange(
+                    cids[i], owner, "v2", f"Pertanyaan {n} tentang anggaran?", body,
+                    [body["claims"][1]["text"], body["claims"][2]["text"]],
+                ))
             except Exception as exc:  # reported in the results, not hidden
                 errors.append(f"{type(exc).__name__}: {exc}"[:200])
                 return

@@ -17,8 +17,9 @@ Allowed imports (tests/test_import_rules.py fails when one is crossed):
 * ``agent/`` may import ``answer/`` (it writes segments), never the reverse;
 * ``wire/`` may import only the type modules of ``answer/`` (``segments``, ``annotation``) to publish them;
   the response builders live in ``wire/``;
-* ``pipeline.py`` imports the role packages but not ``ingress``, ``app`` or ``runtime/``; ``ingress.py``
-  imports the pipeline, ``guard/`` and ``wire/``;
+* ``roles.py`` holds one Protocol per role (guard, agent, retriever, annotator, store) and imports the
+  packages' types for them; ``pipeline.py`` imports ``roles`` and the role packages but not ``ingress``,
+  ``app`` or ``runtime/``; ``ingress.py`` imports the pipeline, ``roles``, ``guard/`` and ``wire/``;
 * only ``app.py`` and ``runtime/`` import everything; nothing imports them but each other;
 * the libraries ``retrieval/``, ``judge/`` and ``models/`` import neither Ray nor serve_app.
 """

@@ -14,6 +14,7 @@ import os
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -21,10 +22,14 @@ from ray import serve
 from ray.serve import Application
 
 from retrieval.live import version_of
+from serve_app.agent.agent import AgentOutcome, AgentRequest
+from serve_app.answer.annotation import Annotation
+from serve_app.budget import RequestBudget
 from serve_app.config import ROLES, AppConfig, load_config
 from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
-from serve_app.runtime import factory
+from serve_app.runtime import factory, index_setup
 from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator
+from serve_app.wire.relay import Done, EventSink, relay
 from serve_app.wire.tracing import configure_logging
 
 
@@ -66,7 +71,7 @@ class RetrieverDeployment(_Component):
         from retrieval.live import RequestPins
 
         self._init_metrics()
-        self.pins = RequestPins(factory.build_live_retriever(AppConfig.model_validate(config)))
+        self.pins = RequestPins(index_setup.build_live_retriever(AppConfig.model_validate(config)))
 
     @property
     def retriever(self) -> Any:
@@ -167,9 +172,9 @@ class AnnotatorDeployment(_Component):
             cfg, judge_fn=HandleProxy(judge_pool).judge_many, split_items=False
         )
 
-    async def annotate(self, **kwargs: Any) -> Any:
-        annotation = await self._timed("annotate", self.annotator.annotate(**kwargs))
-        annotation.budget = kwargs.get("budget")
+    async def annotate(self, **kwargs: Any) -> Annotation:
+        """The annotation carries back the budget this replica charged."""
+        annotation: Annotation = await self._timed("annotate", self.annotator.annotate(**kwargs))
         return annotation
 
 
@@ -182,30 +187,22 @@ class AgentDeployment(_Component):
         cfg = AppConfig.model_validate(config)
         self.agent = factory.build_agent(cfg, retriever_port=HandleProxy(retriever))
 
-    async def run(self, req: Any, budget: Any) -> tuple[Any, Any]:
-        """JSON routes need no tool events: one call, one reply (cheaper than a streaming handle)."""
-        outcome = await self._timed("run", self.agent.run(req, budget=budget))
-        return outcome, budget
+    async def run(self, req: AgentRequest, budget: RequestBudget) -> AgentOutcome:
+        """JSON routes need no tool events: one call, one reply (cheaper than a streaming handle). The
+        outcome carries back the budget this replica charged."""
+        outcome: AgentOutcome = await self._timed("run", self.agent.run(req, budget=budget))
+        return outcome
 
-    async def run_stream(self, req: Any, budget: Any) -> Any:
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    async def run_stream(
+        self, req: AgentRequest, budget: RequestBudget
+    ) -> AsyncIterator[dict[str, Any] | Done[AgentOutcome]]:
+        """The agent's tool events as they come, then the outcome (a closed stream cancels the run)."""
 
-        async def on_event(event: dict[str, Any]) -> None:
-            await queue.put(event)
+        def run(on_event: EventSink) -> Awaitable[AgentOutcome]:
+            return self.agent.run(req, budget=budget, on_event=on_event)
 
-        task = asyncio.create_task(self.agent.run(req, budget=budget, on_event=on_event))
-        try:
-            while not task.done() or not queue.empty():
-                getter = asyncio.create_task(queue.get())
-                done, _ = await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
-                if getter in done:
-                    yield ("event", getter.result())
-                else:
-                    getter.cancel()
-            yield ("outcome", task.result(), budget)
-        finally:
-            if not task.done():
-                task.cancel()  # the caller went away
+        async for item in relay(run):
+            yield item
 
 
 @serve.deployment(name="Guard")
@@ -251,19 +248,21 @@ class IngressDeployment(_Component):
         # Colocated roles have no handle: they are plain objects in this replica, healthy while it is.
         self.handles = {name: handle for name, handle in remote.items() if handle is not None}
         self.colocated = [name for name, handle in remote.items() if handle is None]
-        store = factory.build_store(cfg)
-        self.pipeline = factory.build_placed(
-            cfg,
-            store=store,
+        parts = factory.Components(
+            store=factory.build_store(cfg),
             guard=HandleProxy(guard) if guard is not None else None,
             retriever=HandleProxy(retriever) if retriever is not None else None,
             agent=RemoteAgent(agent) if agent is not None else None,
             annotator=RemoteAnnotator(annotator) if annotator is not None else None,
             judge_fn=HandleProxy(judge_pool).judge_many if judge_pool is not None else None,
+        )
+        self.pipeline = factory.build_pipeline(
+            cfg,
+            parts,
             guard_processes=cfg.serve.deployment("Ingress").num_replicas,
             on_judge_batch=self.metrics.judge_batch.observe,
         )
-        self.guard = self.pipeline.guard_service
+        self.guard = self.pipeline.guard
         self.foreign = ForeignMetrics()
         self.metrics.registry.register(self.foreign)
 

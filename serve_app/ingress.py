@@ -26,7 +26,7 @@ from serve_app.pipeline import Pipeline
 from serve_app.wire.openapi import openapi_document
 from serve_app.wire.responses import AnswerResult
 from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
-from serve_app.wire.sse import error_frame, frame, v1_answer_frames, v2_answer_frames
+from serve_app.wire.sse import answer_frames, error_frame, event_frame
 from serve_app.wire.tracing import TraceMiddleware
 
 log = logging.getLogger("aceh_rag.ingress")
@@ -309,7 +309,7 @@ class Ingress:
                     k, it = pending
                     pending = None
                     if k == "event":
-                        yield frame(it["event"], it["data"])
+                        yield event_frame(it["event"], it["data"])
                     elif k == "error":
                         status = str(it.status_code)
                         yield error_frame(
@@ -318,9 +318,8 @@ class Ingress:
                         return
                     else:
                         self._count(it)
-                        writer = v1_answer_frames if family == "v1" else v2_answer_frames
                         try:
-                            for piece in writer(it):
+                            for piece in answer_frames(it):
                                 yield piece
                         except Exception:  # noqa: BLE001 - after annotations: one error frame
                             log.exception("stream writer failed on %s", route)

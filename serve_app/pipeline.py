@@ -11,19 +11,22 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from judge.prompt import PROMPT_TEMPLATE_VERSION as JUDGE_PROMPT_VERSION
 from serve_app import errors
+from serve_app.agent.agent import AgentRequest
 from serve_app.agent.prompts import AGENT_PROMPT_VERSION
-from serve_app.answer.annotation import Annotation, blocked_annotation, refusal_annotation
+from serve_app.answer.annotation import (
+    V1_REFUSAL_REASON,
+    Annotation,
+    V1Gate,
+    blocked_annotation,
+    refusal_annotation,
+)
 from serve_app.answer.compose import compose
 from serve_app.answer.refusals import refusal_text
-from serve_app.answer.segments import Passage
-from serve_app.answer.v1_gate import V1_REFUSAL_REASON, v1_gate
+from serve_app.answer.v1_gate import v1_gate
 from serve_app.budget import RequestBudget
 from serve_app.config import AppConfig
 from serve_app.conversation.history import (
@@ -32,25 +35,22 @@ from serve_app.conversation.history import (
     preferred_documents,
     single_referenced_document,
 )
+from serve_app.conversation.store import Exchange
 from serve_app.guard.auth import Principal
+from serve_app.guard.policy import GuardDecision
+from serve_app.roles import AgentRole, AnnotatorRole, EventSink, GuardRole, RetrieverPort, StoreRole
 from serve_app.scope import Scope, resolve_scope
-from serve_app.wire.responses import AnswerResult, Route, search_result
-from serve_app.wire.schemas import (
-    PlaygroundRequest,
-    PlaygroundResponse,
-    QueryRequest,
-    QueryV1Response,
-    QueryV2Response,
-    SearchRequest,
-    dump,
+from serve_app.wire.responses import (
+    AnswerRecord,
+    AnswerResult,
+    Route,
+    response_body,
+    search_result,
+    stored_body,
 )
+from serve_app.wire.schemas import QueryRequest, SearchRequest
 
-EventSink = Callable[[dict[str, Any]], Awaitable[None]]
 PROMPT_TEMPLATE_VERSION = f"{AGENT_PROMPT_VERSION}+{JUDGE_PROMPT_VERSION}"
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Pipeline:
@@ -58,11 +58,11 @@ class Pipeline:
         self,
         *,
         config: AppConfig,
-        retriever: Any,
-        agent: Any,
-        annotator: Any,
-        guard: Any,
-        store: Any,
+        retriever: RetrieverPort,
+        agent: AgentRole,
+        annotator: AnnotatorRole,
+        guard: GuardRole,
+        store: StoreRole,
         models_info: dict[str, dict[str, str]],
     ) -> None:
         self.config = config
@@ -100,7 +100,7 @@ class Pipeline:
         *,
         route: Route,
         on_event: EventSink | None = None,
-        prescreen: Any = None,
+        prescreen: GuardDecision | None = None,
     ) -> AnswerResult:
         """``prescreen``: the guard's verdict on ``req.query`` alone, made at admission (the ingress asks
         for it in the same call as auth); it stands in for the request screen only when no history comes
@@ -118,7 +118,7 @@ class Pipeline:
         *,
         route: Route,
         on_event: EventSink | None,
-        prescreen: Any = None,
+        prescreen: GuardDecision | None = None,
     ) -> AnswerResult:
         started = time.perf_counter()
         trace_id = uuid.uuid4().hex
@@ -133,10 +133,10 @@ class Pipeline:
                 raise errors.Conflict()
             messages = await asyncio.to_thread(self.store.list_messages, req.conversation_id)
 
-        ctx = _Ctx(route=route, req=req, principal=principal, trace_id=trace_id, started=started)
+        ctx = AnswerRecord(route=route, req=req, trace_id=trace_id, started=started)
         scope = await self._scope(req.selection, req.document_ids, principal)
         if scope.empty:  # before any tool or model call, memory question or classification
-            return await self._refusal(ctx, "source_scope_empty", messages)
+            return await self._refusal(ctx, principal, "source_scope_empty")
 
         view = model_history(messages, max_exchanges=self.config.history_exchanges)
         ctx.history_truncated = view.truncated
@@ -148,13 +148,13 @@ class Pipeline:
             decision = await self.guard.screen_request(req.query, user_history)
         if not decision.allowed:
             ctx.blocked_category = decision.category
-            return await self._refusal(ctx, "policy_blocked", messages)
+            return await self._refusal(ctx, principal, "policy_blocked")
 
         budget = RequestBudget.from_config(self.config.budgets)
         agent_req = self._agent_request(req, route, scope, view.turns, messages)
+        # Local or remote, a role hands back the budget it charged: the pipeline carries on with that one.
         outcome = await self.agent.run(agent_req, budget=budget, on_event=on_event)
-        budget = outcome.budget if getattr(outcome, "budget", None) is not None else budget
-        ctx.budget = budget
+        ctx.budget = budget = outcome.budget or budget
         ctx.tool = outcome.tool
         ctx.tool_executed = outcome.tool_executed
         ctx.tool_call_audit = list(outcome.tool_call_audit)
@@ -166,19 +166,17 @@ class Pipeline:
         if outcome.refusal is not None:
             if outcome.refusal == "context_budget_exhausted" and route == "v1":
                 raise errors.ContextBudgetExceeded()
-            return await self._refusal(ctx, outcome.refusal, messages)
+            return await self._refusal(ctx, principal, outcome.refusal)
 
         composed = compose(outcome.segments)
-        annotation: Annotation = await self.annotator.annotate(
+        annotation = await self.annotator.annotate(
             composed=composed,
             passages=outcome.passages,
             query=req.query,
             conversation_texts=from_conversation_texts(messages, req.query),
             budget=budget,
         )
-        spent = getattr(annotation, "budget", None)
-        if spent is not None:
-            ctx.budget = budget = spent
+        ctx.budget = budget = annotation.budget or budget
         answer = composed.answer
         v1 = None
         if route == "v1":
@@ -188,11 +186,11 @@ class Pipeline:
         verdict = await self.guard.check_answer(answer, passage_texts)
         if not verdict.allowed:
             ctx.blocked_category = verdict.category
-            return await self._refusal(ctx, "policy_blocked", messages, before=annotation)
+            return await self._refusal(ctx, principal, "policy_blocked", before=annotation)
         if v1 is not None and v1.refused:
             reason = v1.reason or V1_REFUSAL_REASON
-            return await self._refusal(ctx, reason, messages, before=annotation, v1_gate=v1)
-        return await self._publish(ctx, answer, annotation, messages, v1_gate=v1)
+            return await self._refusal(ctx, principal, reason, before=annotation, gate=v1)
+        return await self._publish(ctx, principal, answer, annotation, gate=v1)
 
     # ------------------------------------------------------------------ pieces
 
@@ -225,9 +223,7 @@ class Pipeline:
         scope: Scope,
         turns: list[dict[str, str]],
         messages: list[dict[str, Any]],
-    ) -> Any:
-        from serve_app.agent.agent import AgentRequest
-
+    ) -> AgentRequest:
         single = single_referenced_document(messages, req.query) if messages else None
         preferred = preferred_documents(messages) if messages else []
         previous_user = [m.get("content") or m.get("text") for m in messages if m.get("role") == "user"]
@@ -248,12 +244,12 @@ class Pipeline:
 
     async def _refusal(
         self,
-        ctx: _Ctx,
+        ctx: AnswerRecord,
+        principal: Principal,
         reason: str,
-        messages: list[dict[str, Any]],
         *,
         before: Annotation | None = None,
-        v1_gate: Any = None,
+        gate: V1Gate | None = None,
     ) -> AnswerResult:
         if reason == "policy_blocked":  # only the guard's own texts replace an answer
             text = await self.guard.refusal_text(
@@ -268,111 +264,27 @@ class Pipeline:
         ctx.fallback_reason = reason
         ctx.finish_reason = "policy_blocked" if reason == "policy_blocked" else "refusal"
         ctx.passages_published = reason != "policy_blocked"
-        return await self._publish(ctx, text, annotation, messages, v1_gate=v1_gate, refusal=True)
+        return await self._publish(ctx, principal, text, annotation, gate=gate, refusal=True)
 
     async def _publish(
         self,
-        ctx: _Ctx,
+        ctx: AnswerRecord,
+        principal: Principal,
         answer: str,
         annotation: Annotation,
-        messages: list[dict[str, Any]],
         *,
-        v1_gate: Any = None,
+        gate: V1Gate | None = None,
         refusal: bool = False,
     ) -> AnswerResult:
-        req, route = ctx.req, ctx.route
-        cited_keys: list[str] = []
-        for claim in annotation.claims:
-            for key in claim["citation_keys"]:
-                if key not in claim["invalid_citation_keys"] and key not in cited_keys:
-                    cited_keys.append(key)
-        if route == "v1" and v1_gate is not None and not refusal:
-            cited_keys = [k for entry in v1_gate.claim_map for k in entry["citation_keys"]]
-            cited_keys = list(dict.fromkeys(cited_keys))
-        by_key = {p.key: p for p in ctx.passages}
-        citations = [dict(by_key[k].citation(), citation_key=k) for k in cited_keys if k in by_key]
-        usage = (
-            ctx.budget.usage()
-            if ctx.budget is not None
-            else {"model_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
-        )
-        records = ctx.budget.records_as_dicts() if ctx.budget is not None else []
-        search_calls = [
-            a
-            for a in ctx.tool_call_audit
-            if a.get("tool") in ("search", "legal_check", "summarize", "cross_reference", "table_query")
-        ]
-        common: dict[str, Any] = {
-            "answer": answer,
-            "trace_id": ctx.trace_id,
-            "history_truncated": ctx.history_truncated,
-            "history_exchanges_in_view": ctx.exchanges_in_view,
-            "citations": citations,
-            "tool": ctx.tool,
-            "tool_executed": ctx.tool_executed,
-            "fallback_used": refusal,
-            "fallback_reason": ctx.fallback_reason,
-            "model": self.models_info,
-            "prompt_template_version": PROMPT_TEMPLATE_VERSION,
-            "usage": usage,
-            "retrieval": {
-                "queries": len(search_calls),
-                "passages_shown": len(ctx.passages),
-                "documents": len({p.chunk.document_id for p in ctx.passages if p.chunk is not None}),
-                "latency_ms": round(sum(float(a.get("duration_ms", 0.0)) for a in search_calls), 3),
-            },
-            "created_at": _now(),
-            "grounding": annotation.grounding_details,
-            "used_docs": _used_docs(ctx.passages),
-            "tool_call_audit": ctx.tool_call_audit,
-            "model_call_log": records,
-        }
-        opt_in = set()
-        if req.include_grounding:
-            opt_in.add("grounding")
-        if req.include_provenance:
-            opt_in.update({"used_docs", "tool_call_audit", "model_call_log"})
-
-        if route == "v1":
-            gate = v1_gate
-            body_model: Any = QueryV1Response(
-                **common,
-                conversation_id="",
-                message_id="",
-                claim_map=gate.claim_map if gate is not None and not refusal else [],
-                dropped_claims_count=gate.dropped_count if gate is not None else 0,
-                dropped_claim_reasons=gate.dropped_reasons if gate is not None else {},
-                provenance_complete=gate.provenance_complete if gate is not None else True,
-                claims_supported=gate.claims_supported if gate is not None else annotation.claims_supported,
-                claims_total=gate.claims_total if gate is not None else annotation.claims_total,
-                grounding_rate=gate.grounding_rate if gate is not None else annotation.grounding_rate,
-            )
-        else:
-            v2_fields = {
-                "claims": annotation.claims,
-                "framing": annotation.framing,
-                "faithfulness": annotation.faithfulness,
-                "claims_supported": annotation.claims_supported,
-                "claims_total": annotation.claims_total,
-                "grounding_rate": annotation.grounding_rate,
-            }
-            if route == "playground":
-                body_model = PlaygroundResponse(
-                    **common,
-                    **v2_fields,
-                    playground_run_id=uuid.uuid4().hex,
-                    latency_ms=round((time.perf_counter() - ctx.started) * 1000, 3),
-                    editorial_prompt_applied=self.models_info["agent"]["engine"] != "embedded",
-                )
-            else:
-                body_model = QueryV2Response(**common, **v2_fields, conversation_id="", message_id="")
-        body = dump(body_model, opt_in=opt_in)
-
-        if route == "playground":
+        """The body (wire/), then the one write of this answer: a playground receipt, or the turn stored
+        in its conversation (a new conversation and its first turn are one transaction)."""
+        body = response_body(ctx, answer, annotation, gate, refusal=refusal, models=self.models_info,
+                             prompt_version=PROMPT_TEMPLATE_VERSION)
+        if ctx.route == "playground":
             await asyncio.to_thread(
                 self.store.record_playground_receipt,
                 run_id=body["playground_run_id"],
-                admin=ctx.principal.key,
+                admin=principal.key,
                 status=ctx.fallback_reason or "answered",
                 counts={
                     "claims_total": annotation.claims_total,
@@ -383,63 +295,20 @@ class Pipeline:
                 started_at=ctx.started_wall,
                 finished_at=time.time(),
             )
-        else:
-            stored = dict(body)
-            for name in ("grounding", "used_docs", "tool_call_audit", "model_call_log"):
-                stored.pop(name, None)
-            stored["v2_faithfulness"] = annotation.faithfulness if route == "v2" else None
-            family = "v1" if route == "v1" else "v2"
-            memory = annotation.memory_items if not refusal else []
-            cid = req.conversation_id or uuid.uuid4().hex
-            stored["conversation_id"] = cid
-            # A new conversation and its first turn are one transaction.
-            write = self.store.append_exchange if req.conversation_id else self.store.start_conversation
-            message_id = await asyncio.to_thread(
-                write, cid, ctx.principal.key, family, req.query, stored, memory_items=memory
-            )
-            body["conversation_id"] = cid
-            body["message_id"] = message_id
-        return AnswerResult(
-            route=route,
-            body=body,
-            passages=ctx.passages if ctx.passages_published else [],
-            blocked_category=ctx.blocked_category,
-            finish_reason=ctx.finish_reason,
+            return ctx.result(body)
+        req = ctx.req
+        cid = req.conversation_id or uuid.uuid4().hex
+        stored = stored_body(body, ctx.route, annotation) | {"conversation_id": cid}
+        exchange = Exchange(
+            conversation_id=cid,
+            owner=principal.key,
+            route_family="v1" if ctx.route == "v1" else "v2",
+            user_text=req.query,
+            assistant_body=stored,
+            memory_items=annotation.memory_items if not refusal else [],
+            new=req.conversation_id is None,
         )
-
-
-@dataclass
-class _Ctx:
-    route: Route
-    req: QueryRequest | PlaygroundRequest
-    principal: Principal
-    trace_id: str
-    started: float
-    started_wall: float = field(default_factory=time.time)
-    history_truncated: bool = False
-    exchanges_in_view: int = 0
-    budget: RequestBudget | None = None
-    tool: str | None = None
-    tool_executed: bool = False
-    tool_call_audit: list[dict[str, Any]] = field(default_factory=list)
-    passages: list[Passage] = field(default_factory=list)
-    passages_published: bool = True
-    fallback_reason: str | None = None
-    blocked_category: str | None = None
-    finish_reason: str = "stop"
-
-
-def _used_docs(passages: list[Passage]) -> list[dict[str, Any]]:
-    seen: dict[str, dict[str, Any]] = {}
-    for p in passages:
-        if p.chunk is not None and p.chunk.document_id not in seen:
-            c = p.chunk
-            seen[c.document_id] = {
-                "document_id": c.document_id,
-                "document_title": c.document_title,
-                "source": c.source,
-                "document_type": c.identity.doc_type,
-                "document_number": c.identity.number,
-                "document_year": c.identity.year,
-            }
-    return list(seen.values())
+        message_id = await asyncio.to_thread(self.store.write_exchange, exchange)
+        body["conversation_id"] = cid
+        body["message_id"] = message_id
+        return ctx.result(body)

@@ -39,20 +39,20 @@ def make_config(tmp: Path, index_dir: Path, **overrides: object) -> AppConfig:
 @pytest.fixture(scope="session")
 def demo_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo corpus ingested once with the real offline encoder."""
-    from serve_app.runtime import factory
+    from serve_app.runtime import index_setup
 
     index_dir = tmp_path_factory.mktemp("index") / "demo"
     cfg = make_config(tmp_path_factory.mktemp("cfg"), index_dir)
-    report = factory.ingest_paths(cfg, [DEMO_CORPUS], index_dir, progress=False)
+    report = index_setup.ingest_paths(cfg, [DEMO_CORPUS], index_dir, progress=False)
     assert not report.failed, report.summary()
     return index_dir
 
 
 @pytest.fixture(scope="session")
 def demo_retriever(demo_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Retriever:
-    from serve_app.runtime import factory
+    from serve_app.runtime import index_setup
 
-    retriever: Retriever = factory.build_retriever(make_config(tmp_path_factory.mktemp("r"), demo_index))
+    retriever: Retriever = index_setup.build_retriever(make_config(tmp_path_factory.mktemp("r"), demo_index))
     return retriever
 
 

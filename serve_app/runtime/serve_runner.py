@@ -13,7 +13,7 @@ import sys
 import threading
 
 from serve_app.config import AppConfig, ConfigError
-from serve_app.runtime import factory
+from serve_app.runtime import factory, index_setup
 
 
 def check_port_free(host: str, port: int) -> None:
@@ -114,7 +114,7 @@ def run_forever(cfg: AppConfig, *, config_arg: str | None = None) -> int:
     if os.environ.get(GRAPH_PROCESS_ENV) == "1":
         return _serve_until_stopped(cfg)
     check_port_free(cfg.serve.host, cfg.port)
-    factory.ensure_index(cfg)
+    index_setup.ensure_index(cfg)
     config = ["--config", config_arg] if config_arg else []
     command = [sys.executable, "-m", "serve_app.runtime.cli", *config, "serve"]
     child = subprocess.Popen(command, env={**os.environ, GRAPH_PROCESS_ENV: "1"}, start_new_session=True)

@@ -1,14 +1,34 @@
-"""What the JSON and SSE writers are handed for one answer, and the fields of one search result."""
+"""The response bodies: what one answer's steps recorded (:class:`AnswerRecord`) turned into the JSON body of
+/query, /query/v2 or /playground, the copy of it a conversation stores, what the JSON and SSE writers are
+handed (:class:`AnswerResult`), and the fields of one search result."""
 
 from __future__ import annotations
 
+import time
+import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from retrieval.types import SearchHit
+from serve_app.answer.annotation import Annotation, V1Gate
 from serve_app.answer.segments import Passage
+from serve_app.budget import RequestBudget
+from serve_app.wire.schemas import (
+    OPT_IN_FIELDS,
+    PlaygroundRequest,
+    PlaygroundResponse,
+    QueryRequest,
+    QueryV1Response,
+    QueryV2Response,
+    dump,
+)
 
 Route = Literal["v1", "v2", "playground"]
+_SEARCH_TOOLS = ("search", "legal_check", "summarize", "cross_reference", "table_query")
+_NO_USAGE = {"model_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
 
 @dataclass
@@ -20,6 +40,161 @@ class AnswerResult:
     passages: list[Passage] = field(default_factory=list)
     blocked_category: str | None = None
     finish_reason: str = "stop"
+
+
+@dataclass
+class AnswerRecord:
+    """What the steps of one answer recorded, as the pipeline goes; the body is built from it at the end."""
+
+    route: Route
+    req: QueryRequest | PlaygroundRequest
+    trace_id: str
+    started: float
+    started_wall: float = field(default_factory=time.time)
+    history_truncated: bool = False
+    exchanges_in_view: int = 0
+    budget: RequestBudget | None = None
+    tool: str | None = None
+    tool_executed: bool = False
+    tool_call_audit: list[dict[str, Any]] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
+    passages_published: bool = True
+    fallback_reason: str | None = None
+    blocked_category: str | None = None
+    finish_reason: str = "stop"
+
+    def result(self, body: dict[str, Any]) -> AnswerResult:
+        return AnswerResult(
+            route=self.route,
+            body=body,
+            passages=self.passages if self.passages_published else [],
+            blocked_category=self.blocked_category,
+            finish_reason=self.finish_reason,
+        )
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def cited_keys(annotation: Annotation, gate: V1Gate | None) -> list[str]:
+    """The passage keys the published answer cites, in order: v1 cites what its gate kept."""
+    if gate is not None:
+        return list(dict.fromkeys(k for entry in gate.claim_map for k in entry["citation_keys"]))
+    keys: list[str] = []
+    for claim in annotation.claims:
+        for key in claim["citation_keys"]:
+            if key not in claim["invalid_citation_keys"] and key not in keys:
+                keys.append(key)
+    return keys
+
+
+def used_docs(passages: list[Passage]) -> list[dict[str, Any]]:
+    seen: dict[str, dict[str, Any]] = {}
+    for p in passages:
+        if p.chunk is not None and p.chunk.document_id not in seen:
+            c = p.chunk
+            seen[c.document_id] = {
+                "document_id": c.document_id,
+                "document_title": c.document_title,
+                "source": c.source,
+                "document_type": c.identity.doc_type,
+                "document_number": c.identity.number,
+                "document_year": c.identity.year,
+            }
+    return list(seen.values())
+
+
+def _common_fields(
+    record: AnswerRecord, answer: str, annotation: Annotation, gate: V1Gate | None, *, refusal: bool,
+    models: dict[str, dict[str, str]], prompt_version: str,
+) -> dict[str, Any]:
+    """The fields every answer body has, whatever its route."""
+    by_key = {p.key: p for p in record.passages}
+    keys = cited_keys(annotation, gate if record.route == "v1" and not refusal else None)
+    search_calls = [a for a in record.tool_call_audit if a.get("tool") in _SEARCH_TOOLS]
+    budget = record.budget
+    return {
+        "answer": answer,
+        "trace_id": record.trace_id,
+        "history_truncated": record.history_truncated,
+        "history_exchanges_in_view": record.exchanges_in_view,
+        "citations": [dict(by_key[k].citation(), citation_key=k) for k in keys if k in by_key],
+        "tool": record.tool,
+        "tool_executed": record.tool_executed,
+        "fallback_used": refusal,
+        "fallback_reason": record.fallback_reason,
+        "model": models,
+        "prompt_template_version": prompt_version,
+        "usage": budget.usage() if budget is not None else dict(_NO_USAGE),
+        "retrieval": {
+            "queries": len(search_calls),
+            "passages_shown": len(record.passages),
+            "documents": len({p.chunk.document_id for p in record.passages if p.chunk is not None}),
+            "latency_ms": round(sum(float(a.get("duration_ms", 0.0)) for a in search_calls), 3),
+        },
+        "created_at": now_iso(),
+        "grounding": annotation.grounding_details,
+        "used_docs": used_docs(record.passages),
+        "tool_call_audit": record.tool_call_audit,
+        "model_call_log": budget.records_as_dicts() if budget is not None else [],
+    }
+
+
+def response_body(
+    record: AnswerRecord, answer: str, annotation: Annotation, gate: V1Gate | None = None, *,
+    refusal: bool = False, models: dict[str, dict[str, str]], prompt_version: str,
+) -> dict[str, Any]:
+    """The JSON body of the route (opt-in fields only when asked); a conversation's ids are filled in by
+    the caller once the turn is stored."""
+    common = _common_fields(record, answer, annotation, gate, refusal=refusal, models=models,
+                            prompt_version=prompt_version)
+    req = record.req
+    opt_in = {"grounding"} if req.include_grounding else set()
+    if req.include_provenance:
+        opt_in.update({"used_docs", "tool_call_audit", "model_call_log"})
+    model: BaseModel
+    if record.route == "v1":
+        kept = gate.claim_map if gate is not None and not refusal else []
+        model = QueryV1Response(
+            **common,
+            conversation_id="",
+            message_id="",
+            claim_map=kept,
+            dropped_claims_count=gate.dropped_count if gate is not None else 0,
+            dropped_claim_reasons=gate.dropped_reasons if gate is not None else {},
+            provenance_complete=gate.provenance_complete if gate is not None else True,
+            claims_supported=gate.claims_supported if gate is not None else annotation.claims_supported,
+            claims_total=gate.claims_total if gate is not None else annotation.claims_total,
+            grounding_rate=gate.grounding_rate if gate is not None else annotation.grounding_rate,
+        )
+    else:
+        v2_fields = {
+            "claims": annotation.claims,
+            "framing": annotation.framing,
+            "faithfulness": annotation.faithfulness,
+            "claims_supported": annotation.claims_supported,
+            "claims_total": annotation.claims_total,
+            "grounding_rate": annotation.grounding_rate,
+        }
+        if record.route == "playground":
+            model = PlaygroundResponse(
+                **common,
+                **v2_fields,
+                playground_run_id=uuid.uuid4().hex,
+                latency_ms=round((time.perf_counter() - record.started) * 1000, 3),
+                editorial_prompt_applied=models["agent"]["engine"] != "embedded",
+            )
+        else:
+            model = QueryV2Response(**common, **v2_fields, conversation_id="", message_id="")
+    return dump(model, opt_in=opt_in)
+
+
+def stored_body(body: dict[str, Any], route: Route, annotation: Annotation) -> dict[str, Any]:
+    """The copy of a body a conversation keeps: no opt-in fields; the v2 faithfulness kept apart."""
+    stored = {name: value for name, value in body.items() if name not in OPT_IN_FIELDS}
+    stored["v2_faithfulness"] = annotation.faithfulness if route == "v2" else None
+    return stored
 
 
 def search_result(hit: SearchHit) -> dict[str, Any]:

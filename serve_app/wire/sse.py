@@ -1,4 +1,6 @@
-"""The one SSE path: every event is framed here, and every stream ends with exactly one terminal frame."""
+"""The one SSE path: every frame is built from the pydantic event model that also generates its published
+JSON Schema (:data:`~serve_app.wire.schemas.SSE_EVENTS`), one generator writes the v1 and the v2 streams,
+and every stream ends with exactly one terminal frame."""
 
 from __future__ import annotations
 
@@ -6,17 +8,43 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from pydantic import BaseModel
+
 from serve_app.wire.responses import AnswerResult
+from serve_app.wire.schemas import (
+    SSE_EVENTS,
+    AnnotationsEvent,
+    AnswerDeltaEvent,
+    CitationEvent,
+    DoneEvent,
+    ErrorEvent,
+    GuardBlockedEvent,
+    MessageStartEvent,
+    PassageEvent,
+    TraceEvent,
+    V1FaithfulnessEvent,
+)
 
 DELTA_CHARS = 160  # answer text per answer.delta frame
+_EVENT_OF: dict[type[BaseModel], str] = {model: name for name, model in SSE_EVENTS.items()}
 
 
-def frame(event: str, data: dict[str, Any]) -> str:
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n"
+def frame(event: BaseModel) -> str:
+    """``event: NAME`` and ``data: JSON`` of one event model (its name is the model's in SSE_EVENTS)."""
+    data = event.model_dump(mode="json", by_alias=True)
+    if data.get("checked", False) is None:  # as in the JSON body: ``checked`` appears only when false
+        del data["checked"]
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f"event: {_EVENT_OF[type(event)]}\ndata: {text}\n\n"
+
+
+def event_frame(name: str, data: dict[str, Any]) -> str:
+    """A frame of an event that arrives as a dict (the agent's tool events), checked by its model."""
+    return frame(SSE_EVENTS[name].model_validate(data))
 
 
 def error_frame(status: int, error: str, detail: str) -> str:
-    return frame("error", {"status": status, "error": error, "detail": detail})
+    return frame(ErrorEvent(status=status, error=error, detail=detail))
 
 
 def split_text(text: str, size: int = DELTA_CHARS) -> Iterator[str]:
@@ -24,12 +52,7 @@ def split_text(text: str, size: int = DELTA_CHARS) -> Iterator[str]:
         yield text[i : i + size]
 
 
-def _citation_frames(result: AnswerResult) -> Iterator[str]:
-    for citation in result.body.get("citations", []):
-        yield frame("citation", citation)
-
-
-def _passage_frames(result: AnswerResult) -> Iterator[str]:
+def _passage(result: AnswerResult) -> Iterator[PassageEvent]:
     for p in result.passages:
         data: dict[str, Any] = {
             "kind": p.kind,
@@ -38,34 +61,12 @@ def _passage_frames(result: AnswerResult) -> Iterator[str]:
             "chunk_id": p.chunk.chunk_id if p.chunk is not None else None,
         }
         data.update({k: v for k, v in p.citation().items() if k not in data})
-        yield frame("passage", data)
+        yield PassageEvent.model_validate(data)
 
 
-def v2_answer_frames(result: AnswerResult) -> Iterator[str]:
-    """message.start, trace, citation*, guard.blocked | passage*, annotations, answer.delta*, done."""
-    body = result.body
-    schema = body.get("schema")
-    yield frame(
-        "message.start",
-        {
-            "conversation_id": body.get("conversation_id"),
-            "message_id": body.get("message_id"),
-            "schema": schema,
-        },
-    )
-    yield frame(
-        "trace", {"trace_id": body["trace_id"], "tool": body["tool"], "tool_executed": body["tool_executed"]}
-    )
-    yield from _citation_frames(result)
-    if body.get("fallback_reason") == "policy_blocked":
-        yield frame(
-            "guard.blocked", {"fallback_reason": "policy_blocked", "category": result.blocked_category}
-        )
-    else:
-        yield from _passage_frames(result)
-    faith = dict(body["faithfulness"])
-    annotations = {
-        **faith,
+def _v2_annotations(body: dict[str, Any]) -> AnnotationsEvent:
+    return AnnotationsEvent.model_validate({
+        **body["faithfulness"],
         "fallback_used": body["fallback_used"],
         "fallback_reason": body["fallback_reason"],
         "claims_supported": body["claims_supported"],
@@ -73,49 +74,46 @@ def v2_answer_frames(result: AnswerResult) -> Iterator[str]:
         "grounding_rate": body["grounding_rate"],
         "claims": [{k: v for k, v in c.items() if k not in ("text", "citations")} for c in body["claims"]],
         "framing": [{k: v for k, v in f.items() if k != "text"} for f in body["framing"]],
-    }
-    yield frame("annotations", annotations)
-    for piece in split_text(body["answer"]):
-        yield frame("answer.delta", {"text": piece})
-    yield frame(
-        "done", {"finish_reason": result.finish_reason, "history_truncated": body["history_truncated"]}
+    })
+
+
+def _v1_faithfulness(body: dict[str, Any]) -> V1FaithfulnessEvent:
+    """/query/stream counts removed sentences, not the v2 counts."""
+    return V1FaithfulnessEvent(
+        removed=body["dropped_claims_count"],
+        kept=len(body["claim_map"]),
+        dropped_claim_reasons=body["dropped_claim_reasons"],
+        claims_supported=body["claims_supported"],
+        claims_total=body["claims_total"],
+        grounding_rate=body["grounding_rate"],
     )
 
 
-def v1_answer_frames(result: AnswerResult) -> Iterator[str]:
-    """The v1 stream: its ``faithfulness`` frame counts removed sentences."""
+def answer_events(result: AnswerResult) -> Iterator[BaseModel]:
+    """message.start, trace, citation*, guard.blocked | passage*, then the marks (v2 ``annotations``, v1
+    ``faithfulness``), answer.delta*, done."""
     body = result.body
-    yield frame(
-        "message.start",
-        {
-            "conversation_id": body.get("conversation_id"),
-            "message_id": body.get("message_id"),
-            "schema": None,
-        },
+    v1 = result.route == "v1"
+    yield MessageStartEvent(
+        conversation_id=body.get("conversation_id"),
+        message_id=body.get("message_id"),
+        schema_=None if v1 else body.get("schema"),
     )
-    yield frame(
-        "trace", {"trace_id": body["trace_id"], "tool": body["tool"], "tool_executed": body["tool_executed"]}
-    )
-    yield from _citation_frames(result)
+    yield TraceEvent(trace_id=body["trace_id"], tool=body["tool"], tool_executed=body["tool_executed"])
+    for citation in body.get("citations", []):
+        yield CitationEvent.model_validate(citation)
     if body.get("fallback_reason") == "policy_blocked":
-        yield frame(
-            "guard.blocked", {"fallback_reason": "policy_blocked", "category": result.blocked_category}
-        )
+        yield GuardBlockedEvent(category=result.blocked_category)
     else:
-        yield from _passage_frames(result)
-    yield frame(
-        "faithfulness",
-        {
-            "removed": body["dropped_claims_count"],
-            "kept": len(body["claim_map"]),
-            "dropped_claim_reasons": body["dropped_claim_reasons"],
-            "claims_supported": body["claims_supported"],
-            "claims_total": body["claims_total"],
-            "grounding_rate": body["grounding_rate"],
-        },
-    )
+        yield from _passage(result)
+    yield _v1_faithfulness(body) if v1 else _v2_annotations(body)
     for piece in split_text(body["answer"]):
-        yield frame("answer.delta", {"text": piece})
-    yield frame(
-        "done", {"finish_reason": result.finish_reason, "history_truncated": body["history_truncated"]}
+        yield AnswerDeltaEvent(text=piece)
+    yield DoneEvent.model_validate(
+        {"finish_reason": result.finish_reason, "history_truncated": body["history_truncated"]}
     )
+
+
+def answer_frames(result: AnswerResult) -> Iterator[str]:
+    for event in answer_events(result):
+        yield frame(event)

@@ -5,19 +5,18 @@ from typing import Any
 
 from retrieval.types import Chunk
 from serve_app.agent.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
-from serve_app.agent.tools.base import LocalRetrieverPort
 from serve_app.agent.writers.embedded import EmbeddedWriter, split_units
 from serve_app.answer.compose import compose
 from serve_app.answer.refusals import LEAD_IN_FRAMING, NOT_FOUND_FRAMING, SUMMARY_LEAD_IN
 from serve_app.answer.segments import Passage
 from tests.agent.conftest import BUDGET_HEADER
-from tests.support.agents import FakeRetriever, fake_find_references
+from tests.support.agents import FakeRetriever, fake_find_references, port_of
 from tests.support.answers import make_budget
 
 
 def make_agent(retriever: FakeRetriever, **kwargs: Any) -> Agent:
     tools = ToolsConfig(find_references=fake_find_references, **kwargs.pop("tools", {}))
-    return Agent(LocalRetrieverPort(retriever), EmbeddedWriter(), tools=tools, **kwargs)
+    return Agent(port_of(retriever), EmbeddedWriter(), tools=tools, **kwargs)
 
 
 def run(agent: Agent, query: str, **kwargs: Any) -> tuple[AgentOutcome, list[dict[str, Any]]]:

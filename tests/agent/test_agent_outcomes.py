@@ -10,13 +10,12 @@ import pytest
 
 from models.base import ModelTimeout, ModelUnavailable
 from serve_app.agent.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
-from serve_app.agent.tools.base import LocalRetrieverPort
 from serve_app.agent.tools.open_data import EgressPolicy, OpenDataTool
 from serve_app.agent.writers.embedded import EmbeddedWriter
 from serve_app.agent.writers.llm import LLMWriter
 from serve_app.answer.refusals import REFUSAL_TEXTS
 from tests.agent.conftest import corpus_chunks
-from tests.support.agents import FakeRetriever, ScriptedEngine, fake_find_references
+from tests.support.agents import FakeRetriever, ScriptedEngine, fake_find_references, port_of
 from tests.support.answers import make_budget
 from tests.support.net import free_port
 
@@ -37,7 +36,7 @@ INVALID = {"segments": [{"text": "baris\nbaru", "kind": "fact", "cites": ["P1"],
 
 def agent_with(retriever: FakeRetriever, writer: Any, **tools: Any) -> Agent:
     return Agent(
-        LocalRetrieverPort(retriever),
+        port_of(retriever),
         writer,
         tools=ToolsConfig(find_references=fake_find_references, **tools),
     )
@@ -116,7 +115,7 @@ def test_agent_deadline_passed_after_tools_is_budget_exhausted(retriever: FakeRe
         return False
 
     agent = Agent(
-        LocalRetrieverPort(retriever),
+        port_of(retriever),
         EmbeddedWriter(),
         tools=ToolsConfig(find_references=fake_find_references),
         guard_passage_screen=slow_screen,

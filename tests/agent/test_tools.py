@@ -15,18 +15,18 @@ from sqlalchemy import create_engine, text
 from retrieval.types import Chunk
 from serve_app.agent.agent import Agent, AgentRequest, ToolsConfig
 from serve_app.agent.planner import Planner
-from serve_app.agent.tools.base import Evidence, LocalRetrieverPort, ToolContext
+from serve_app.agent.tools.base import Evidence, ToolContext
 from serve_app.agent.tools.open_data import BpsTool, EgressPolicy, OpenDataTool
 from serve_app.agent.tools.search import SummarizeTool
 from serve_app.agent.tools.sql import SqlQueryTool, UnsafeStatement, check_select
 from serve_app.agent.tools.table import TableQueryTool
 from serve_app.agent.writers.embedded import EmbeddedWriter
-from tests.support.agents import FakeRetriever, fake_find_references
+from tests.support.agents import FakeRetriever, fake_find_references, port_of
 from tests.support.answers import make_budget
 
 
 def ctx(retriever: FakeRetriever, query: str, **kwargs: Any) -> ToolContext:
-    return ToolContext(retriever=LocalRetrieverPort(retriever), query=query, document_ids=None, **kwargs)
+    return ToolContext(retriever=port_of(retriever), query=query, document_ids=None, **kwargs)
 
 
 def chunk_of(evidence: Evidence) -> Chunk:
@@ -105,7 +105,7 @@ def test_summarize_keeps_what_fits_in_document_order(retriever: FakeRetriever) -
     small = ctx(retriever, "persetujuan internasional DPRA", token_room=60)
     result = asyncio.run(tool.run({"document_id": "uu-11-2006"}, small))
     assert [chunk_of(e).ordinal for e in result.evidence] == [1]  # the chunk the question points at
-    scoped = ToolContext(LocalRetrieverPort(retriever), "x", document_ids=frozenset({"apba"}))
+    scoped = ToolContext(port_of(retriever), "x", document_ids=frozenset({"apba"}))
     assert asyncio.run(tool.run({"document_id": "uu-11-2006"}, scoped)).status == "out_of_scope"
 
 
@@ -171,7 +171,7 @@ def test_sql_connection_is_read_only_even_past_the_check(
 
 
 def _no_retriever_ctx() -> ToolContext:
-    return ToolContext(retriever=LocalRetrieverPort(FakeRetriever([])), query="", document_ids=None)
+    return ToolContext(retriever=port_of(FakeRetriever([])), query="", document_ids=None)
 
 
 # ---------------------------------------------------------------- live portals over a local fake server
@@ -307,7 +307,7 @@ def test_live_sources_off_or_not_allowed_say_so(portal: str) -> None:
 def test_agent_answers_from_the_portal_with_a_tool_passage(portal: str) -> None:
     tool = OpenDataTool(f"http://{portal}", egress=EgressPolicy([portal]), enabled=True)
     agent = Agent(
-        LocalRetrieverPort(FakeRetriever([])),
+        port_of(FakeRetriever([])),
         EmbeddedWriter(),
         tools=ToolsConfig(find_references=fake_find_references, extra=[tool]),
     )
@@ -321,7 +321,7 @@ def test_agent_answers_from_the_portal_with_a_tool_passage(portal: str) -> None:
 
 
 def _ctx_query(query: str) -> ToolContext:
-    return ToolContext(retriever=LocalRetrieverPort(FakeRetriever([])), query=query, document_ids=None)
+    return ToolContext(retriever=port_of(FakeRetriever([])), query=query, document_ids=None)
 
 
 def test_planner_with_the_retrievers_own_reference_parser() -> None:

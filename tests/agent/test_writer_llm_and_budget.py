@@ -15,6 +15,7 @@ from serve_app.agent.prompts import (
     build_messages,
     system_prompt,
 )
+from serve_app.agent.writers.base import WriteRequest
 from serve_app.agent.writers.llm import LLMWriter, parse_segments
 from serve_app.answer.refusals import REFUSAL_REASONS, refusal_text
 from serve_app.answer.segments import Passage, passage_identity
@@ -73,9 +74,7 @@ def test_writer_passes_the_agent_deadline_and_the_schema() -> None:
     budget = make_budget()
     good = {"segments": [{"text": "Halo.", "kind": "framing", "cites": [], "layout": "paragraph"}]}
     out = asyncio.run(
-        LLMWriter(Spy([good])).write(
-            query="Halo", passages=[], history=[], mode="v2", editorial_prompt=None, budget=budget
-        )
+        LLMWriter(Spy([good])).write(WriteRequest(query="Halo"), budget=budget)
     )
     assert out.segments is not None and seen["deadline"] == budget.agent_deadline()
     assert seen["json_schema"] is SEGMENT_JSON_SCHEMA and seen["role"] == "agent"

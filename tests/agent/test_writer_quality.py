@@ -11,13 +11,13 @@ import pytest
 
 from serve_app.agent.planner import Planner
 from serve_app.agent.query import analyse, search_query
-from serve_app.agent.tools.base import LocalRetrieverPort, ToolContext
+from serve_app.agent.tools.base import ToolContext
 from serve_app.agent.tools.table import TableQueryTool, detect_operation
 from serve_app.agent.writers.embedded import EmbeddedWriter
 from serve_app.answer.compose import compose, validate_segments
 from serve_app.answer.refusals import NOT_FOUND_FRAMING
 from serve_app.answer.segments import Passage, Segment
-from tests.support.agents import FakeRetriever, FakeTable, fake_find_references, make_chunk
+from tests.support.agents import FakeRetriever, FakeTable, fake_find_references, make_chunk, port_of
 
 APBA_2023 = "Qanun Aceh Nomor 1 Tahun 2023 tentang Anggaran Pendapatan dan Belanja Aceh Tahun Anggaran 2023"
 APBA_2024 = "Qanun Aceh Nomor 1 Tahun 2024 tentang Anggaran Pendapatan dan Belanja Aceh Tahun Anggaran 2024"
@@ -135,7 +135,7 @@ def run_table(query: str) -> Any:
     lamp = make_chunk("lamp", 0, rows, title="lampiran_apba_2023", doc_type="Dataset", context=header,
                       kind="table")
     retriever = FakeRetriever([lamp], tables={"lamp": LAMPIRAN})
-    ctx = ToolContext(LocalRetrieverPort(retriever), query, None)
+    ctx = ToolContext(port_of(retriever), query, None)
     return asyncio.run(TableQueryTool().run({"query": query}, ctx))
 
 

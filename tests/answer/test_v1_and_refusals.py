@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import pytest
 
 from serve_app.answer.annotate import Annotator
-from serve_app.answer.annotation import Annotation, blocked_annotation, refusal_annotation
+from serve_app.answer.annotation import Annotation, V1Gate, blocked_annotation, refusal_annotation
 from serve_app.answer.segments import ComposedAnswer, Segment
-from serve_app.answer.v1_gate import V1Gate, v1_gate
+from serve_app.answer.v1_gate import v1_gate
 from serve_app.wire.schemas import ClaimMapEntry, Faithfulness
 from tests.support.answers import StaticFraming, annotate, check_wire, chunk_passage, seg
 from tests.support.judges import ScriptedJudge, Verdict

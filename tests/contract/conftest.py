@@ -20,3 +20,9 @@ def demo_client(
     cfg = config(tmp_path_factory.mktemp("contract"), demo_index)
     with client_for(cfg, demo_retriever) as client:
         yield client
+
+
+@pytest.fixture()
+def env(tmp_path: Path, demo_index: Path, demo_retriever: Any) -> dict[str, Any]:
+    """What a fault test builds its own app from: a temporary folder, the demo index and its retriever."""
+    return {"tmp": tmp_path, "index": demo_index, "retriever": demo_retriever}

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from tests.contract.checks import assert_v2_body, assert_v2_stream, parse_sse, validate_against_schema
+from tests.contract.checks import assert_v2_body, parse_sse, validate_against_schema
+from tests.contract.stream_checks import assert_v2_stream
 from tests.support.service import BUDGET_QUESTION, post
 
 Frames = list[tuple[str, dict[str, Any]]]

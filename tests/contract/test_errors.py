@@ -12,11 +12,11 @@ from tests.contract.checks import (
     assert_no_internals,
     assert_v1_body,
     assert_v2_body,
-    assert_v2_stream,
     parse_sse,
     strip_volatile,
     validate_against_schema,
 )
+from tests.contract.stream_checks import assert_v2_stream
 from tests.support.service import BUDGET_QUESTION, HEADERS, client_for, config, post
 
 ANSWER_ROUTES = ("/query", "/query/stream", "/query/v2", "/query/v2/stream")

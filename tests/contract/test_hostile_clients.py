@@ -32,7 +32,7 @@ def _app(cfg: Any, pipeline: Any, **options: Any) -> Any:
 
     ingress = Ingress(
         pipeline,
-        pipeline.guard_service,
+        pipeline.guard,
         max_body_bytes=cfg.limits.max_body_bytes,
         metrics=Metrics(),
         health=health,

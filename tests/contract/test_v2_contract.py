@@ -9,13 +9,8 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from tests.contract.checks import (
-    assert_v2_body,
-    assert_v2_stream,
-    parse_sse,
-    strip_volatile,
-    validate_against_schema,
-)
+from tests.contract.checks import assert_v2_body, parse_sse, strip_volatile, validate_against_schema
+from tests.contract.stream_checks import assert_v2_stream
 from tests.support.service import BUDGET_QUESTION, TRUE_FIGURE, post
 
 QUESTIONS = [

@@ -13,14 +13,15 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from serve_app.conversation.store import t_conversations, t_memory, t_messages
+from serve_app.conversation.store import Exchange
+from serve_app.conversation.tables import t_conversations, t_memory, t_messages
 from tests.conversation.conftest import Backend
 
 REPO = Path(__file__).resolve().parents[2]
 OWNER = "iss|crash"
 WRITER = f"""
 import sys, threading
-from serve_app.conversation.store import Store
+from serve_app.conversation.store import Exchange, Store
 
 store = Store(sys.argv[1], schema=sys.argv[2] or None)
 
@@ -34,7 +35,7 @@ def body(n):
 def loop(cid):
     n = 0
     while True:
-        store.append_exchange(cid, {OWNER!r}, "v2", f"q{{n}}", body(n), memory_items=[f"m{{n}}a", f"m{{n}}b"])
+        store.append_exchange(Exchange(cid, {OWNER!r}, "v2", f"q{{n}}", body(n), [f"m{{n}}a", f"m{{n}}b"]))
         n += 1
 
 cids = [store.create_conversation({OWNER!r})["conversation_id"] for _ in range(4)]
@@ -102,7 +103,9 @@ def test_killed_writer_leaves_only_whole_turns(backend: Backend) -> None:
         # The store is still writable and continues every conversation where it stopped.
         cid = cids[0]
         before = len(store.list_messages(cid))
-        store.append_exchange(cid, OWNER, "v2", "setelah", {"answer": "ok", "claims": [], "framing": []})
+        store.append_exchange(Exchange(
+            cid, OWNER, "v2", "setelah", {"answer": "ok", "claims": [], "framing": []}
+        ))
         assert [m["ordinal"] for m in store.list_messages(cid)][-2:] == [before, before + 1]
     finally:
         store.close()

@@ -15,7 +15,7 @@ from serve_app.conversation.history import (
     preferred_documents,
     single_referenced_document,
 )
-from serve_app.conversation.store import Store
+from serve_app.conversation.store import Exchange, Store
 
 VERDICTS = ["supported", "unsupported", "unverified", "uncited", "invalid_citation", "from_conversation"]
 
@@ -154,8 +154,9 @@ def test_from_conversation_texts_are_user_words_and_verified_statements() -> Non
 
 def test_history_reads_stored_messages(store: Store) -> None:
     cid = store.create_conversation("o")["conversation_id"]
-    store.append_exchange(cid, "o", "v2", "Berapa anggaran pendidikan?", PARTIAL,
-                          memory_items=memory_items(PARTIAL))
+    store.append_exchange(Exchange(
+        cid, "o", "v2", "Berapa anggaran pendidikan?", PARTIAL, memory_items(PARTIAL)
+    ))
     messages = store.list_messages(cid)
     assert model_history(messages, max_exchanges=6).turns[1]["content"] == (
         "Berikut datanya. Anggaran pendidikan 2023 adalah Rp 5 miliar.")

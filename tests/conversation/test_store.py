@@ -13,8 +13,8 @@ from sqlalchemy.exc import StatementError
 
 from serve_app import errors
 from serve_app.conversation.migrations import LATEST_VERSION
-from serve_app.conversation.store import ConflictError, NotFoundError, Store, database_url
-from serve_app.conversation.store import _meta as store_tables
+from serve_app.conversation.store import ConflictError, Exchange, NotFoundError, Store, database_url
+from serve_app.conversation.tables import metadata as store_tables
 from tests.conversation.conftest import Backend
 
 
@@ -77,10 +77,10 @@ def test_conversations_belong_to_their_owner(store: Store) -> None:
     empty: dict[str, Any] = {"conversation_id": cid, "route": None, "messages": []}
     assert store.read_conversation(cid, "iss|alice") == empty
     with pytest.raises(NotFoundError) as excinfo:
-        store.append_exchange(cid, "iss|bob", "v2", "q", v2_body("a"))
+        store.append_exchange(Exchange(cid, "iss|bob", "v2", "q", v2_body("a")))
     assert excinfo.value.status_code == 404 and isinstance(excinfo.value, errors.NotFound)
     with pytest.raises(NotFoundError):
-        store.append_exchange("no-such-id", "iss|alice", "v2", "q", v2_body("a"))
+        store.append_exchange(Exchange("no-such-id", "iss|alice", "v2", "q", v2_body("a")))
     assert store.list_messages(cid) == []
 
 
@@ -91,16 +91,16 @@ def test_first_route_family_claims_the_conversation(store: Store) -> None:
     assert store.claim_route(cid, "o", "v1") == "ok"
     assert store.claim_route(cid, "o", "v2") == "conflict"
     with pytest.raises(ConflictError) as excinfo:
-        store.append_exchange(cid, "o", "v2", "q", v2_body("a"))
+        store.append_exchange(Exchange(cid, "o", "v2", "q", v2_body("a")))
     assert excinfo.value.status_code == 409
     with pytest.raises(ValueError):
         store.claim_route(cid, "o", "v3")  # type: ignore[arg-type]
 
     fresh = store.create_conversation("o")["conversation_id"]
-    store.append_exchange(fresh, "o", "v2", "q", v2_body("a"))
+    store.append_exchange(Exchange(fresh, "o", "v2", "q", v2_body("a")))
     assert store.get_conversation(fresh, "o").route == "v2"  # type: ignore[union-attr]
     with pytest.raises(ConflictError):
-        store.append_exchange(fresh, "o", "v1", "q", {"answer": "a"})
+        store.append_exchange(Exchange(fresh, "o", "v1", "q", {"answer": "a"}))
 
 
 def test_concurrent_claims_have_one_winner(store: Store) -> None:
@@ -125,7 +125,7 @@ def test_concurrent_claims_have_one_winner(store: Store) -> None:
 def test_exchange_round_trip_keeps_the_answer_as_the_reader_saw_it(store: Store) -> None:
     cid = store.create_conversation("o")["conversation_id"]
     body = v2_body("Anggaran 2023 adalah Rp 5 miliar.", marker="m1")
-    mid = store.append_exchange(cid, "o", "v2", "Berapa anggarannya?", body, memory_items=["Anggaran 2023."])
+    mid = store.append_exchange(Exchange(cid, "o", "v2", "Berapa anggarannya?", body, ["Anggaran 2023."]))
     user, assistant = store.list_messages(cid)
     assert (user["role"], user["content"], user["ordinal"]) == ("user", "Berapa anggarannya?", 0)
     assert (assistant["role"], assistant["message_id"], assistant["ordinal"]) == ("assistant", mid, 1)
@@ -137,7 +137,7 @@ def test_exchange_round_trip_keeps_the_answer_as_the_reader_saw_it(store: Store)
 
 def test_start_conversation_stores_the_first_turn_and_claims_the_route(store: Store) -> None:
     body = v2_body("Anggaran 2023 adalah Rp 5 miliar.")
-    mid = store.start_conversation("c-new", "o", "v2", "Berapa anggarannya?", body, memory_items=["m"])
+    mid = store.start_conversation(Exchange("c-new", "o", "v2", "Berapa anggarannya?", body, ["m"], new=True))
     assert store.get_conversation("c-new", "o").route == "v2"  # type: ignore[union-attr]
     assert store.get_conversation("c-new", "intruder") is None
     user, assistant = store.list_messages("c-new")
@@ -146,17 +146,17 @@ def test_start_conversation_stores_the_first_turn_and_claims_the_route(store: St
     )
     assert assistant["body"] == body
     with pytest.raises(ConflictError):
-        store.append_exchange("c-new", "o", "v1", "q", v2_body("a"))
+        store.append_exchange(Exchange("c-new", "o", "v1", "q", v2_body("a")))
     # a failing first turn leaves no conversation behind
     with pytest.raises((TypeError, StatementError)):
-        store.start_conversation("c-bad", "o", "v2", "q", {"answer": "a", "bad": {1}})
+        store.start_conversation(Exchange("c-bad", "o", "v2", "q", {"answer": "a", "bad": {1}}, new=True))
     assert store.get_conversation("c-bad", "o") is None
 
 
 @pytest.mark.parametrize("broken", ["body", "memory"])
 def test_a_failing_exchange_leaves_nothing(store: Store, broken: str) -> None:
     cid = store.create_conversation("o")["conversation_id"]
-    store.append_exchange(cid, "o", "v2", "q0", v2_body("a0"))
+    store.append_exchange(Exchange(cid, "o", "v2", "q0", v2_body("a0")))
     body = v2_body("a1")
     memory: list[Any] = ["ok"]
     if broken == "body":
@@ -164,12 +164,12 @@ def test_a_failing_exchange_leaves_nothing(store: Store, broken: str) -> None:
     else:
         memory.append(object())  # fails after both messages are written
     with pytest.raises((TypeError, StatementError)):  # SQLAlchemy wraps the JSON error on SQLite
-        store.append_exchange(cid, "o", "v2", "q1", body, memory_items=memory)
+        store.append_exchange(Exchange(cid, "o", "v2", "q1", body, memory))
     assert [m["content"] for m in store.list_messages(cid)] == ["q0", "a0"]
     assert store.list_memory("o") == []
     fresh = store.create_conversation("o")["conversation_id"]
     with pytest.raises((TypeError, StatementError)):
-        store.append_exchange(fresh, "o", "v1", "q", {"answer": "a", "bad": {1}})
+        store.append_exchange(Exchange(fresh, "o", "v1", "q", {"answer": "a", "bad": {1}}))
     assert store.get_conversation(fresh, "o").route is None  # type: ignore[union-attr]  # claim rolled back
 
 
@@ -182,7 +182,9 @@ def test_concurrent_appends_never_interleave(store: Store) -> None:
         barrier.wait()
         try:
             for i in range(4):
-                store.append_exchange(cid, "o", "v2", f"q-{n}-{i}", v2_body(f"a-{n}-{i}", marker=f"{n}-{i}"))
+                store.append_exchange(Exchange(
+                    cid, "o", "v2", f"q-{n}-{i}", v2_body(f"a-{n}-{i}", marker=f"{n}-{i}")
+                ))
         except BaseException as exc:  # noqa: BLE001 - reported below
             failures.append(exc)
 
@@ -213,7 +215,9 @@ def test_conversation_lock_keeps_request_order(store: Store) -> None:
             history = await asyncio.to_thread(store.list_messages, cid)
             seen.append(len(history))
             await asyncio.sleep(0.01 * ((7 * n) % 5))
-            await asyncio.to_thread(store.append_exchange, cid, "o", "v2", f"q{n}", v2_body(f"a{n}"))
+            await asyncio.to_thread(store.append_exchange, Exchange(
+                cid, "o", "v2", f"q{n}", v2_body(f"a{n}")
+            ))
 
     async def main() -> None:
         tasks = []

@@ -18,10 +18,10 @@ from typing import Any
 import httpx
 import pytest
 
-from benchmarks.query_v2 import free_port
 from models.openai_engine import OpenAIEngine
 from models.vllm_server import VLLMServer, VLLMServerSpec
 from tests.conftest import API_KEY, REPO
+from tests.support.net import free_port
 
 LLM_CONFIG = REPO / "configs" / "llm-cpu.yaml"
 START_TIMEOUT_S = 480.0

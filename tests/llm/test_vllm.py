@@ -18,6 +18,7 @@ from judge.batching import BatchCollector
 from judge.llm_judge import LLMJudge
 from judge.types import JudgeItem, JudgePassage
 from serve_app.agent.prompts import SEGMENT_JSON_SCHEMA
+from serve_app.agent.writers.base import WriteRequest
 from serve_app.agent.writers.llm import LLMWriter
 from serve_app.answer.segments import Passage
 from serve_app.budget import RequestBudget
@@ -191,14 +192,13 @@ def test_agent_writes_segments_through_structured_output(vllm: RunningVLLM) -> N
 
     async def go() -> Any:
         try:
-            return await writer.write(
+            request = WriteRequest(
                 query="Berapa pagu belanja Dinas Pendidikan tahun 2024?",
                 passages=_passages(),
-                history=[],
-                mode="v2",
                 editorial_prompt="Jawab singkat dalam satu kalimat.",
-                budget=RequestBudget(deadline=time.time() + 120, model_calls=8, context_tokens=12000),
             )
+            budget = RequestBudget(deadline=time.time() + 120, model_calls=8, context_tokens=12000)
+            return await writer.write(request, budget=budget)
         finally:
             await eng._client.aclose()
 

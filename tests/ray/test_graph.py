@@ -212,13 +212,8 @@ def _demo_questions() -> list[str]:
 
 def test_contract_holds_over_http_for_every_demo_question(graph: dict[str, Any]) -> None:
     """Every invariant of CONTRACT.md, and the committed JSON Schemas, over the real graph."""
-    from tests.contract.checks import (
-        assert_v1_body,
-        assert_v2_body,
-        assert_v2_stream,
-        parse_sse,
-        validate_against_schema,
-    )
+    from tests.contract.checks import assert_v1_body, assert_v2_body, parse_sse, validate_against_schema
+    from tests.contract.stream_checks import assert_v2_stream
 
     questions = _demo_questions()
     for question in questions:

@@ -46,11 +46,11 @@ def _snapshot(index_dir: Path) -> tuple[list[str], str]:
 
 @pytest.fixture()
 def index_a(tmp_path: Path) -> Path:
-    from serve_app.runtime import factory
+    from serve_app.runtime import index_setup
 
     index_dir = tmp_path / "index_a"
     cfg = make_config(tmp_path, index_dir)
-    report = factory.ingest_paths(cfg, [_write(tmp_path / "corpus_a", DOCS_A)], index_dir, progress=False)
+    report = index_setup.ingest_paths(cfg, [_write(tmp_path / "corpus_a", DOCS_A)], index_dir, progress=False)
     assert not report.failed and _snapshot(index_dir)[0] == sorted(DOCS_A)
     return index_dir
 
@@ -131,10 +131,10 @@ def test_make_serve_with_only_the_index_dir_serves_it_as_it_is(index_a: Path, tm
 def test_serve_adds_a_superset_corpus_without_deleting(
     index_a: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from serve_app.runtime import factory
+    from serve_app.runtime import index_setup
 
     corpus = _write(tmp_path / "corpus_a", DOC_B)  # corpus A plus one new file
-    factory.ensure_index(make_config(tmp_path, index_a, corpus=[str(corpus)]))
+    index_setup.ensure_index(make_config(tmp_path, index_a, corpus=[str(corpus)]))
     assert _snapshot(index_a)[0] == sorted({**DOCS_A, **DOC_B})
 
 

@@ -45,15 +45,20 @@ async def _sink(event: dict[str, Any]) -> None:
     return None
 
 
+NOTHING: Any = None  # the dead handle fails before any argument is read
+
+
 @pytest.mark.parametrize(
     "call",
     [
         pytest.param(lambda: HandleProxy(DeadHandle()).search("q"), id="retriever-or-guard"),
-        pytest.param(lambda: RemoteAgent(DeadHandle()).run(None, budget=None), id="agent"),
+        pytest.param(lambda: RemoteAgent(DeadHandle()).run(NOTHING, budget=NOTHING), id="agent"),
         pytest.param(
-            lambda: RemoteAgent(DeadHandle()).run(None, budget=None, on_event=_sink), id="agent-stream"
+            lambda: RemoteAgent(DeadHandle()).run(NOTHING, budget=NOTHING, on_event=_sink), id="agent-stream"
         ),
-        pytest.param(lambda: RemoteAnnotator(DeadHandle()).annotate(budget=None), id="annotator"),
+        pytest.param(lambda: RemoteAnnotator(DeadHandle()).annotate(
+                composed=NOTHING, passages={}, query="", conversation_texts=[], budget=NOTHING
+            ), id="annotator"),
     ],
 )
 def test_a_dead_replica_is_503(call: Any) -> None:

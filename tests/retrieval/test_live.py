@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from retrieval.live import LiveRetriever, version_of
-from serve_app.agent.tools.base import LocalRetrieverPort
-from serve_app.runtime import factory
+from retrieval.port import LocalRetrieverPort
+from serve_app.runtime import factory, index_setup
 from tests.conftest import API_KEY, make_config
 
 DOCS = {
@@ -41,7 +41,7 @@ class Env:
         self.ingest()
 
     def ingest(self) -> None:
-        report = factory.ingest_paths(self.cfg, [self.corpus], self.index, progress=False)
+        report = index_setup.ingest_paths(self.cfg, [self.corpus], self.index, progress=False)
         assert not report.failed
 
     def change_corpus(self) -> None:
@@ -49,7 +49,7 @@ class Env:
         (self.corpus / "qanun_air_tanah.md").write_text(NEW_DOC, encoding="utf-8")
 
     def live(self) -> LiveRetriever:
-        return LiveRetriever(self.index, lambda: factory.build_retriever(self.cfg), check_interval_s=0.0)
+        return LiveRetriever(self.index, lambda: index_setup.build_retriever(self.cfg), check_interval_s=0.0)
 
 
 def _doc_ids(retriever: Any) -> set[str]:

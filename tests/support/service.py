@@ -13,15 +13,20 @@ from typing import Any
 from starlette.testclient import TestClient
 
 from judge.base import Judge
-from models.base import CallRecord, Classification, Engine, Generation, ModelOutputError
-from serve_app.agent.writers.base import Writer, WriterOutput
+from models.base import CallRecord, Classification, Generation, ModelOutputError
+from retrieval.port import LocalRetrieverPort
+from retrieval.retriever import Retriever
+from serve_app.agent.writers.base import Writer, WriteRequest, WriterOutput
 from serve_app.agent.writers.embedded import EmbeddedWriter
 from serve_app.answer.annotate import Annotator
 from serve_app.answer.framing import EmbeddedFramingChecker, FramingChecker
 from serve_app.answer.segments import Passage, Segment
 from serve_app.budget import RequestBudget
+from serve_app.config import AppConfig
+from serve_app.pipeline import Pipeline
 from serve_app.runtime import factory
 from tests.conftest import API_KEY, make_config
+from tests.support.engines import BaseFakeEngine, Messages, Schema
 from tests.support.judges import judge_fn_of
 
 HEADERS = {"X-API-Key": API_KEY}
@@ -64,29 +69,16 @@ class ScriptedWriter(Writer):
         self.max_output_tokens = max_output_tokens
         self.calls: list[dict[str, Any]] = []
 
-    async def write(
-        self,
-        *,
-        query: str,
-        passages: Sequence[Passage],
-        history: Sequence[Mapping[str, str]],
-        mode: str,
-        editorial_prompt: str | None,
-        budget: RequestBudget,
-        regenerate_feedback: list[str] | None = None,
-        task: str = "answer",
-        notices: Sequence[str] = (),
-        **_: Any,
-    ) -> WriterOutput:
+    async def write(self, request: WriteRequest, *, budget: RequestBudget) -> WriterOutput:
         self.calls.append(
             {
-                "query": query,
-                "history": list(history),
-                "feedback": regenerate_feedback,
-                "passages": list(passages),
+                "query": request.query,
+                "history": list(request.history),
+                "feedback": request.regenerate_feedback,
+                "passages": list(request.passages),
             }
         )
-        out = self.script(passages, len(self.calls), regenerate_feedback)
+        out = self.script(request.passages, len(self.calls), request.regenerate_feedback)
         if isinstance(out, BaseException):
             raise out
         if isinstance(out, WriterOutput):
@@ -104,10 +96,10 @@ class AppendingWriter(Writer):
         self.max_output_tokens = self.inner.max_output_tokens
         self.extra = extra
 
-    async def write(self, **kwargs: Any) -> WriterOutput:
-        out = await self.inner.write(**kwargs)
+    async def write(self, request: WriteRequest, *, budget: RequestBudget) -> WriterOutput:
+        out = await self.inner.write(request, budget=budget)
         assert out.segments, "the embedded writer found nothing to append to"
-        out.segments = [*out.segments, *self.extra(kwargs["passages"])]
+        out.segments = [*out.segments, *self.extra(request.passages)]
         return out
 
 
@@ -165,7 +157,7 @@ def passages_in(messages: Sequence[Mapping[str, str]]) -> dict[str, str]:
     }
 
 
-class RecordingEngine(Engine):
+class RecordingEngine(BaseFakeEngine):
     """An Engine whose ``generate`` records the messages and answers ``{"segments": reply(messages)}``."""
 
     name = "recording"
@@ -175,46 +167,27 @@ class RecordingEngine(Engine):
         self.reply = reply
         self.calls: list[list[dict[str, str]]] = []
 
-    async def generate(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        role: str,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        deadline: float | None = None,
+    async def answer(
+        self, messages: Messages, *, role: str, json_schema: Schema, deadline: float | None
     ) -> Generation:
         self.calls.append([dict(m) for m in messages])
         data = {"segments": self.reply(messages, len(self.calls))}
         return Generation(json.dumps(data, ensure_ascii=False), record(role), parsed=data)
 
-    async def classify(
-        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
-    ) -> list[Classification]:
-        raise NotImplementedError("RecordingEngine only generates")
 
-
-class GarbageEngine(Engine):
+class GarbageEngine(BaseFakeEngine):
     """Answers every call with text that is no verdict (and no JSON)."""
 
     name = "garbage"
     model = "garbage"
 
-    async def generate(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        role: str,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        deadline: float | None = None,
+    async def answer(
+        self, messages: Messages, *, role: str, json_schema: Schema, deadline: float | None
     ) -> Generation:
         raise ModelOutputError("not JSON", record=record(role))
 
-    async def classify(
-        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
+    async def score(
+        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None
     ) -> list[Classification]:
         return [Classification({"??": 1.0}, record(role)) for _ in prompts]
 
@@ -252,25 +225,24 @@ def config(tmp: Path, index_dir: Path, **updates: Any) -> Any:
 
 
 def build_pipeline(
-    cfg: Any,
-    retriever: Any,
+    cfg: AppConfig,
+    retriever: Retriever,
     *,
     writer: Writer | None = None,
     judge: Judge | None = None,
     framing: FramingChecker | None = None,
-) -> Any:
+) -> Pipeline:
     """The in-process pipeline with any of writer, judge, framing checker replaced by a fake."""
-    pipeline = factory.build_inprocess(cfg, retriever=retriever)
-    if writer is not None:
-        pipeline.agent.writer = writer
+    annotator = None
     if judge is not None or framing is not None:
-        judge_fn = judge_fn_of(judge) if judge is not None else pipeline.annotator.judge
-        pipeline.annotator = Annotator(judge_fn, framing or EmbeddedFramingChecker())
-    return pipeline
+        judge_fn = judge_fn_of(judge) if judge is not None else factory.local_judge_fn(cfg)
+        annotator = Annotator(judge_fn, framing or EmbeddedFramingChecker())
+    parts = factory.Components(retriever=LocalRetrieverPort(retriever), writer=writer, annotator=annotator)
+    return factory.build_pipeline(cfg, parts)
 
 
 @contextmanager
-def client_for(cfg: Any, retriever: Any, **fakes: Any) -> Iterator[TestClient]:
+def client_for(cfg: AppConfig, retriever: Retriever, **fakes: Any) -> Iterator[TestClient]:
     """A TestClient over the in-process app; one event loop for all its requests (see test_errors for the
     same app over several loops)."""
     pipeline = build_pipeline(cfg, retriever, **fakes)

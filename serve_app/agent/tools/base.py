@@ -1,27 +1,25 @@
 """What every agent tool shares: the async retriever port, tool results, and the runner that times each
 tool call, records it for ``tool_call_audit`` and emits ``tool.started`` / ``tool.finished``.
 
-The retriever may live in this process or behind a Ray handle, so tools only see :class:`RetrieverPort`
-(async methods). :class:`LocalRetrieverPort` wraps a local ``retrieval.retriever.Retriever`` with
-``asyncio.to_thread``; the integrator's Ray-handle port has the same methods.
+The retriever may live in this process or behind a Ray handle, so tools only see
+:class:`retrieval.port.RetrieverPort` (async methods), the one retriever interface of the service.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import hashlib
 import logging
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from retrieval.live import version_of
-from retrieval.types import Chunk, DocumentInfo, SearchHit
+from retrieval.port import RetrieverPort
+from retrieval.types import Chunk
 
 log = logging.getLogger(__name__)
 
@@ -37,103 +35,6 @@ ToolStatus = Literal[
     "out_of_scope",  # found only documents outside the request's scope
     "scope_unavailable",  # the scope's documents cannot be read any more
 ]
-
-
-class RetrieverPort(Protocol):
-    """The retriever as the agent calls it: the same methods as ``retrieval.retriever.Retriever``, async."""
-
-    async def search(
-        self,
-        query: str,
-        *,
-        top_k: int = 10,
-        document_ids: Collection[str] | None = None,
-        provenance: bool = False,
-    ) -> list[SearchHit]: ...
-
-    async def documents(self) -> list[DocumentInfo]: ...
-
-    async def document_chunks(self, document_id: str) -> list[Chunk]: ...
-
-    async def lookup_article(self, ref: Any) -> list[Chunk]: ...
-
-    async def cross_references(
-        self, doc_type: str, number: str, year: int
-    ) -> list[tuple[DocumentInfo, str, Chunk]]: ...
-
-    async def table(self, document_id: str) -> Any: ...
-
-    async def chunk(self, chunk_id: str) -> Chunk | None: ...
-
-
-# The index version a request holds (port, retriever): set by ``pin`` in the request's task, so every later
-# call of the request, and the tasks it starts, read the same version (retrieval.live).
-_snapshot: contextvars.ContextVar[tuple[int, Any] | None] = contextvars.ContextVar("aceh_index", default=None)
-
-
-class LocalRetrieverPort:
-    """Wraps an in-process retriever, or a ``retrieval.live.LiveRetriever`` that follows ingest; each call
-    runs in a worker thread so the event loop stays free."""
-
-    def __init__(self, retriever: Any) -> None:
-        self.source = retriever
-
-    @property
-    def retriever(self) -> Any:
-        """The request's pinned version, else the newest loaded one."""
-        pinned = _snapshot.get()
-        if pinned is not None and pinned[0] == id(self):
-            return pinned[1]
-        current = getattr(self.source, "current", None)
-        return current() if current is not None else self.source
-
-    async def pin(self) -> str:
-        """Hold the current version for the rest of this request; returns its version."""
-        current = getattr(self.source, "current", None)
-        retriever = current() if current is not None else self.source
-        _snapshot.set((id(self), retriever))
-        return version_of(retriever)
-
-    async def index_version(self) -> str:
-        return version_of(self.retriever)
-
-    async def search(
-        self,
-        query: str,
-        *,
-        top_k: int = 10,
-        document_ids: Collection[str] | None = None,
-        provenance: bool = False,
-    ) -> list[SearchHit]:
-        return await asyncio.to_thread(
-            self.retriever.search, query, top_k=top_k, document_ids=document_ids, provenance=provenance
-        )
-
-    async def documents(self) -> list[DocumentInfo]:
-        return await asyncio.to_thread(self.retriever.documents)
-
-    async def resolve_filter(
-        self, *, type: str | None = None, year: int | None = None, issuer: str | None = None  # noqa: A002
-    ) -> list[str]:
-        """Document ids a named selection's metadata filter matches (used by the pipeline's scope)."""
-        return await asyncio.to_thread(self.retriever.resolve_filter, type=type, year=year, issuer=issuer)
-
-    async def document_chunks(self, document_id: str) -> list[Chunk]:
-        return await asyncio.to_thread(self.retriever.document_chunks, document_id)
-
-    async def lookup_article(self, ref: Any) -> list[Chunk]:
-        return await asyncio.to_thread(self.retriever.lookup_article, ref)
-
-    async def cross_references(
-        self, doc_type: str, number: str, year: int
-    ) -> list[tuple[DocumentInfo, str, Chunk]]:
-        return await asyncio.to_thread(self.retriever.cross_references, doc_type, number, year)
-
-    async def table(self, document_id: str) -> Any:
-        return await asyncio.to_thread(self.retriever.table, document_id)
-
-    async def chunk(self, chunk_id: str) -> Chunk | None:
-        return await asyncio.to_thread(self.retriever.chunk, chunk_id)
 
 
 @dataclass(frozen=True, slots=True)

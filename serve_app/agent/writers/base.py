@@ -24,6 +24,24 @@ class WriterOutput:
     raw: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class WriteRequest:
+    """What one writing round is asked: the question, the passages shown (keyed), the verified history,
+    the route's mode, an editorial prompt (playground), and on a regeneration the problems to fix and the
+    rejected output. ``task`` is ``answer``, ``summarize`` or ``chitchat``; ``notices`` are honest tool
+    notes (a live source off or unreachable)."""
+
+    query: str
+    passages: Sequence[Passage] = ()
+    history: Sequence[Mapping[str, str]] = ()
+    mode: str = "v2"
+    editorial_prompt: str | None = None
+    regenerate_feedback: list[str] | None = None
+    task: str = "answer"
+    notices: Sequence[str] = ()
+    previous_output: str = ""
+
+
 class Writer(ABC):
     """Contract: ``write`` returns a :class:`WriterOutput` (never publishes anything itself) or raises a
     :class:`~models.base.ModelError` carrying the call's record. It honours ``budget.agent_deadline()``.
@@ -35,17 +53,4 @@ class Writer(ABC):
     max_output_tokens: int = 1024
 
     @abstractmethod
-    async def write(
-        self,
-        *,
-        query: str,
-        passages: Sequence[Passage],
-        history: Sequence[Mapping[str, str]],
-        mode: str,
-        editorial_prompt: str | None,
-        budget: RequestBudget,
-        regenerate_feedback: list[str] | None = None,
-        task: str = "answer",
-        notices: Sequence[str] = (),
-        previous_output: str = "",
-    ) -> WriterOutput: ...
+    async def write(self, request: WriteRequest, *, budget: RequestBudget) -> WriterOutput: ...

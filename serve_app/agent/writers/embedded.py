@@ -24,23 +24,16 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from models.base import CallRecord
 from models.tokens import estimate_tokens
 from retrieval.querying import is_english
 from serve_app.agent.query import FIGURES, Query, analyse
 from serve_app.agent.text import has_amount, words
-from serve_app.agent.writers.base import Writer, WriterOutput
-from serve_app.agent.writers.units import (
-    Unit,
-    expected_figure,
-    extract_units,
-    missing_names,
-    score_units,
-    split_units,
-    valid_text,
-)
+from serve_app.agent.writers.base import Writer, WriteRequest, WriterOutput
+from serve_app.agent.writers.scoring import missing_names, score_units
+from serve_app.agent.writers.units import Unit, expected_figure, extract_units, split_units, valid_text
 from serve_app.answer.refusals import (
     GREETING_FRAMING,
     LEAD_IN_FRAMING,
@@ -270,20 +263,11 @@ class EmbeddedWriter(Writer):
     model = "extractive-v1"
     max_output_tokens = 1024
 
-    async def write(
-        self,
-        *,
-        query: str,
-        passages: Sequence[Passage],
-        history: Sequence[Mapping[str, str]],
-        mode: str,
-        editorial_prompt: str | None,
-        budget: RequestBudget,
-        regenerate_feedback: list[str] | None = None,
-        task: str = "answer",
-        notices: Sequence[str] = (),
-        previous_output: str = "",
-    ) -> WriterOutput:
+    async def write(self, request: WriteRequest, *, budget: RequestBudget) -> WriterOutput:
+        query = request.query
+        passages = request.passages
+        task = request.task
+        notices = request.notices
         started = time.perf_counter()
         segments = self.segments(query, passages, task=task, notices=notices)
         record = CallRecord(

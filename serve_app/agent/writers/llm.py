@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from models.base import Engine, ModelOutputError
 from serve_app.agent.prompts import SEGMENT_JSON_SCHEMA, build_messages, regeneration_message
-from serve_app.agent.writers.base import Writer, WriterOutput
-from serve_app.answer.segments import Passage, Segment
+from serve_app.agent.writers.base import Writer, WriteRequest, WriterOutput
+from serve_app.answer.segments import Segment
 from serve_app.budget import RequestBudget
 
 
@@ -79,34 +78,21 @@ class LLMWriter(Writer):
         self.temperature = temperature
         self.json_schema = bounded_segment_schema(max_segments, max_segment_chars, max_cites)
 
-    async def write(
-        self,
-        *,
-        query: str,
-        passages: Sequence[Passage],
-        history: Sequence[Mapping[str, str]],
-        mode: str,
-        editorial_prompt: str | None,
-        budget: RequestBudget,
-        regenerate_feedback: list[str] | None = None,
-        task: str = "answer",
-        notices: Sequence[str] = (),
-        previous_output: str = "",
-    ) -> WriterOutput:
+    async def write(self, request: WriteRequest, *, budget: RequestBudget) -> WriterOutput:
         # v1 and v2 use the same prompt and the same segments (the v1 gate removes, v2 marks), so ``mode``
         # does not change what is asked.
         messages = build_messages(
-            query=query,
-            passages=passages,
-            history=history,
-            editorial_prompt=editorial_prompt,
-            task=task,
-            notices=notices,
+            query=request.query,
+            passages=request.passages,
+            history=request.history,
+            editorial_prompt=request.editorial_prompt,
+            task=request.task,
+            notices=request.notices,
         )
-        if regenerate_feedback:
-            if previous_output:
-                messages.append({"role": "assistant", "content": previous_output})
-            messages.append(regeneration_message(regenerate_feedback))
+        if request.regenerate_feedback:
+            if request.previous_output:
+                messages.append({"role": "assistant", "content": request.previous_output})
+            messages.append(regeneration_message(request.regenerate_feedback))
         try:
             generation = await self.engine.generate(
                 messages,

@@ -5,12 +5,13 @@ introduces its list), a table row (with its table's header, found in the passage
 line of a tool result. A line that starts with ``|`` is only ever a table row: without a header it is not a
 unit at all, so no answer carries a pipe row as prose.
 
-Scoring is lexical and deterministic (:func:`serve_app.agent.query.analyse` says what is asked): the
-question's words, weighted by rarity among the units, matched by Indonesian stem, as a long-enough substring
-(``kedudukan`` in ``berkedudukan``), as a cognate (``prevalence`` ~ ``prevalensi``), through a small
-English→Indonesian lexicon or an acronym (``APBA``); found in the unit itself (weight 1), in its list
-lead-in (0.8), in what surrounds its passage (0.5: title, section, acronyms of the title) or in the
-sentence before it (0.25). Then:
+Scoring (:mod:`serve_app.agent.writers.scoring`) is lexical and deterministic
+(:func:`serve_app.agent.query.analyse` says what is asked): the question's words, weighted by rarity among
+the units, matched by Indonesian stem, as a long-enough substring (``kedudukan`` in ``berkedudukan``), as a
+cognate (``prevalence`` ~ ``prevalensi``), through a small English→Indonesian lexicon or an acronym
+(``APBA``); found in the unit itself (weight 1), in its list lead-in (0.8), in what surrounds its passage
+(0.5: title, section, acronyms of the title) or in the sentence before it (0.25).
+Then:
 
 * the asked period: the nearest level that states years decides (the unit, its lead-in or table header,
   its section, its document's title). The asked year there raises the unit; the asked year only
@@ -24,22 +25,15 @@ sentence before it (0.25). Then:
 from __future__ import annotations
 
 import functools
-import math
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from judge.lexicon import ACRONYMS
 from serve_app.agent.query import (
-    CHANGE_WORDS,
-    FIGURES,
     QUESTION_WORDS,
-    SUPERLATIVES,
-    Query,
     Term,
-    analyse,
     expected_figure,
     query_terms,
 )
@@ -53,7 +47,6 @@ __all__ = [
     "expected_figure",
     "extract_units",
     "query_terms",
-    "score_units",
     "split_units",
     "strip_pipes",
     "valid_text",
@@ -73,15 +66,15 @@ _AYAT_START = re.compile(r"^\((\d+[a-z]?)\)")
 _PASAL = re.compile(r"(?i)\bPasal\s+(\d+[A-Z]?)\b")
 _SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
 MIN_UNIT_CHARS = 20
-_VERB_LIKE = re.compile(r"^(?:me|di|ber|ter|mem|men|meng|meny)[a-z]{4,}$")
+VERB_LIKE = re.compile(r"^(?:me|di|ber|ter|mem|men|meng|meny)[a-z]{4,}$")
 _ACRONYM_SKIP = frozenset("dan atau serta di ke dari untuk yang dalam".split())
 # "Tahun Anggaran 2024" dates a statement; its "anggaran" is no budget the question asks about.
 _FISCAL_YEAR = re.compile(r"(?i)\b(?:tahun\s+anggaran|TA)\s+\d{4}")
-_CELL_STOPWORDS = frozenset("dan atau yang di ke dari untuk dengan per pada dalam oleh serta".split())
+CELL_STOPWORDS = frozenset("dan atau yang di ke dari untuk dengan per pada dalam oleh serta".split())
 
 
 @dataclass(slots=True, eq=False)
-class _Bag:
+class Bag:
     """The words of a text as the scorer matches them. A bag never changes once built, so bags are shared
     through :func:`_bag` (the same passages come back request after request) and each keeps the answers
     to the word lookups already made (``has`` scans every word for substrings and cognates)."""
@@ -92,7 +85,7 @@ class _Bag:
     _seen: dict[str, bool] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, text: str, extra: Sequence[str] = (), *, expand: bool = False) -> _Bag:
+    def of(cls, text: str, extra: Sequence[str] = (), *, expand: bool = False) -> Bag:
         return _bag(text, tuple(extra), expand)
 
     def has(self, raw: str, stemmed: str) -> bool:
@@ -121,13 +114,13 @@ class _Bag:
 
 
 @functools.lru_cache(maxsize=32768)
-def _bag(text: str, extra: tuple[str, ...], expand: bool) -> _Bag:
+def _bag(text: str, extra: tuple[str, ...], expand: bool) -> Bag:
     ws = [*words(text), *extra]
     if expand:  # a document about "APBA" is about anggaran … aceh (not every sentence naming it)
         ws += [e for w in ws if w in ACRONYMS for e in ACRONYMS[w]]
     letters = [w[0] for w in words(text) if not w[0].isdigit() and w not in _ACRONYM_SKIP]
     initials = {"".join(letters[i:j]) for i in range(len(letters)) for j in range(i + 2, i + 6)}
-    return _Bag(frozenset(ws), frozenset(stem(w) for w in ws), frozenset(initials))
+    return Bag(frozenset(ws), frozenset(stem(w) for w in ws), frozenset(initials))
 
 
 def _cognate(a: str, b: str) -> bool:
@@ -148,10 +141,10 @@ class Unit:
     order: tuple[int, int]
     header: str = ""  # table rows: the header line, cells separated by " | "
     lead: str = ""  # list items and rows: the sentence that introduces them ("… sebagai berikut:")
-    own: _Bag = field(default_factory=_Bag)
-    lead_bag: _Bag = field(default_factory=_Bag)
-    around: _Bag = field(default_factory=_Bag)
-    before: _Bag = field(default_factory=_Bag)
+    own: Bag = field(default_factory=Bag)
+    lead_bag: Bag = field(default_factory=Bag)
+    around: Bag = field(default_factory=Bag)
+    before: Bag = field(default_factory=Bag)
     period_text: str = ""  # kept for callers that read it: title, section, lead
     score: float = 0.0
     coverage: float = 0.0
@@ -266,7 +259,7 @@ def extract_units(passages: Sequence[Passage]) -> list[Unit]:
             continue
         around_text = _surroundings(p)
         document = p.chunk.document_title if p.chunk is not None else str(p.identity.get("dataset") or "")
-        around = _Bag.of(around_text, title_acronyms(document), expand=True)
+        around = Bag.of(around_text, title_acronyms(document), expand=True)
         section = " ".join((*p.chunk.section_path, p.chunk.context)) if p.chunk is not None else ""
         doc_years = tuple(period_years(document + " " + str(p.identity.get("period") or "")))
         section_years = tuple(period_years(section))
@@ -292,10 +285,10 @@ def extract_units(passages: Sequence[Passage]) -> list[Unit]:
                 (pi, position),
                 header,
                 lead,
-                own=_Bag.of(_FISCAL_YEAR.sub(" ", f"{text} {header}")),
-                lead_bag=_Bag.of(lead),
+                own=Bag.of(_FISCAL_YEAR.sub(" ", f"{text} {header}")),
+                lead_bag=Bag.of(lead),
                 around=around,
-                before=_Bag.of(state.previous if not lead else ""),
+                before=Bag.of(state.previous if not lead else ""),
                 period_text=f"{around_text} {lead}",
                 item=item,
                 short=short,
@@ -360,132 +353,3 @@ def _read_prose_line(line: str, index: int, state: _Reader, add: _AddUnit) -> No
             state.lead, state.lead_id, state.lead_line = text, unit.order[1], index
         if unit is not None:
             state.previous = text
-
-
-# ---------------------------------------------------------------------------------------------- scoring
-
-
-def _period_factor(u: Unit, asked: list[str]) -> tuple[float, float] | None:
-    """(score factor, coverage factor) for the asked years; None when the unit speaks of another period."""
-    levels = [lvl for lvl in u.periods if lvl]
-    if not levels:
-        return 0.6, 1.0  # no period anywhere: it may hold for any year (a regulation in force)
-    if not any(y in levels[0] for y in asked):
-        if any(y in lvl for lvl in levels[1:] for y in asked):
-            return 0.75, 1.0  # "selesai pada Januari 2024" in the 2023 report: another year in passing
-        return None
-    level = next(i for i, lvl in enumerate(u.periods) if lvl)
-    deeper = [lvl for lvl in u.periods[level + 1 :] if lvl]
-    if level <= 1 and deeper and not any(y in lvl for lvl in deeper for y in asked):
-        return 0.7, 1.0  # "dibandingkan dengan Tahun Anggaran 2023" in the 2024 budget
-    # the year multiplies what matched, never stands alone
-    return (1.5, 1.25) if level <= 1 else (1.4, 1.2)
-
-
-def _names_document(u: Unit, q: Query) -> bool:
-    if q.named_ref is not None and u.document_ref[0] is not None:
-        number, year = q.named_ref
-        return str(u.document_ref[0]) == number and u.document_ref[1] == year
-    if not q.named_words:
-        return False
-    bag = _Bag.of(u.document, title_acronyms(u.document))
-    return all(bag.has_term(t) for t in q.named_words)
-
-
-def score_units(query: str, units: list[Unit]) -> Query:
-    """Score every unit against ``query`` (``unit.score``, ``unit.coverage``); returns what was asked."""
-    q = analyse(query)
-    terms = q.terms
-    n = len(units) or 1
-    df = Counter(
-        t.raw
-        for u in units
-        for t in terms
-        if u.own.has_term(t) or u.lead_bag.has_term(t) or u.around.has_term(t)
-    )
-    idf = {t.raw: math.log((n + 1) / (df[t.raw] + 0.5)) + 0.1 for t in terms}
-    # A word no unit uses weighs like the rarest word some unit uses: it still lowers coverage (the asked
-    # entity may be missing) without drowning every other word.
-    cap = max((idf[t.raw] for t in terms if df[t.raw]), default=1.0)
-    weight = {t.raw: min(idf[t.raw], cap) * t.weight for t in terms}
-    for t in terms:
-        if not df[t.raw]:
-            # A noun no passage uses is the asked thing itself missing ("inflation"): it weighs double;
-            # a verb the passages phrase otherwise ("memenuhi") weighs half.
-            weight[t.raw] *= 0.5 if _VERB_LIKE.match(t.raw) else 2.0
-    article = (max(weight.values(), default=1.0) * 1.5) if q.pasal else 0.0
-    total = (sum(weight.values()) + article) or 1.0
-    named_docs = {u.document for u in units if _names_document(u, q)}
-    for u in units:
-        matched = 0.0
-        for t in terms:
-            if u.own.has_term(t):
-                matched += weight[t.raw]
-            elif u.lead_bag.has_term(t):
-                matched += 0.8 * weight[t.raw]
-            elif u.around.has_term(t):
-                matched += 0.5 * weight[t.raw]
-            elif u.before.has_term(t):
-                matched += 0.25 * weight[t.raw]
-        if q.pasal and u.pasal == q.pasal:
-            matched += article * (0.4 if q.ayat and u.ayat and u.ayat != q.ayat else 1.0)
-        score = matched
-        u.coverage = matched / total if (terms or q.pasal) else 0.0
-        for name in q.names:
-            if not any(bag.has_term(name) for bag in (u.own, u.lead_bag, u.around, u.before)):
-                u.coverage *= 0.5  # "Kabupaten Simeulue": a unit that does not name it answers another entity
-        states_figure = q.figure is None or bool(FIGURES[q.figure].search(u.own_text))
-        if q.years:
-            period = _period_factor(u, q.years)
-            if period is None or (not any(u.periods) and not states_figure):
-                # another period; or no period and not the figure asked for: "anggaran 2021" is not
-                # answered by a rule on budgets that states no amount
-                u.score, u.coverage = 0.0, 0.0
-                continue
-            factor, cover = period
-            score *= factor
-            u.coverage = min(1.0, u.coverage * cover)
-        if u.document in named_docs:
-            score *= 1.4
-        if q.figure is not None:
-            if states_figure:
-                score *= 1.5
-            elif FIGURES["number"].search(u.own_text):
-                score *= 0.7
-            else:
-                score *= 0.5
-        if u.kind == "row":
-            u.label_match = _label_match(u, terms)
-            score *= 0.4 + 0.6 * u.label_match
-        if q.asks_extreme and any(w in SUPERLATIVES for w in u.own.words):
-            score *= 1.5  # "paling rendah": the sentence that names the lowest beats the rows to compare
-        if not q.asks_change and any(w in CHANGE_WORDS for w in u.own.words):
-            score *= 0.75  # "naik sebesar Rp62 miliar" answers how much it grew, not how much it is
-        if len(u.text) > 500:
-            score *= 0.8
-        u.score = score
-    return q
-
-
-def _label_match(u: Unit, terms: Sequence[Term]) -> float:
-    """How exactly the question names this row: the share of its best-named cell's words that are asked
-    ("Perawat" for "jumlah perawat": 1; "Kota Banda Aceh" for "di Aceh": 1/3)."""
-    best = 0.0
-    for cell in u.text.split("|"):
-        cell_words = [w for w in words(cell) if not w[0].isdigit() and w not in _CELL_STOPWORDS]
-        if not cell_words:
-            continue
-        bag = _Bag.of(cell)
-        named = sum(any(_Bag.of(w).has_term(t) for t in terms) for w in cell_words)
-        if named and any(bag.has_term(t) for t in terms):
-            best = max(best, named / len(cell_words))
-    return best
-
-
-def missing_names(q: Query, units: Sequence[Unit]) -> list[str]:
-    """Names the question asks about that no passage mentions at all (``Simeulue``)."""
-    return [
-        t.raw
-        for t in q.names
-        if not any(bag.has_term(t) for u in units for bag in (u.own, u.lead_bag, u.around))
-    ]

@@ -1,0 +1,124 @@
+"""The retriever as an async service: the one interface every caller uses (the agent's tools, the pipeline's
+scope and ``/search``, the Ray deployment), and the adapter that runs a local
+:class:`~retrieval.retriever.Retriever` in worker threads so the event loop stays free. Behind a Ray handle
+the same methods are reached through ``serve_app.runtime.ports.HandleProxy``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any, Protocol
+
+from retrieval.live import version_of
+from retrieval.types import Chunk, DocumentInfo, SearchHit
+
+if TYPE_CHECKING:
+    from retrieval.legal import LegalRef
+    from retrieval.types import TableData
+
+
+class RetrieverPort(Protocol):
+    """The methods of :class:`~retrieval.retriever.Retriever` that callers use, async, and the index version
+    a request reads (``pin`` holds it for the rest of the request)."""
+
+    async def pin(self) -> str: ...
+
+    async def index_version(self) -> str: ...
+
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        document_ids: Collection[str] | None = None,
+        provenance: bool = False,
+    ) -> list[SearchHit]: ...
+
+    async def documents(self) -> list[DocumentInfo]: ...
+
+    async def resolve_filter(
+        self, *, type: str | None = None, year: int | None = None, issuer: str | None = None  # noqa: A002
+    ) -> list[str]: ...
+
+    async def document_chunks(self, document_id: str) -> list[Chunk]: ...
+
+    async def lookup_article(self, ref: LegalRef) -> list[Chunk]: ...
+
+    async def cross_references(
+        self, doc_type: str, number: str, year: int
+    ) -> list[tuple[DocumentInfo, str, Chunk]]: ...
+
+    async def table(self, document_id: str) -> TableData | None: ...
+
+    async def chunk(self, chunk_id: str) -> Chunk | None: ...
+
+
+# The index version a request holds (port, retriever): set by ``pin`` in the request's task, so every later
+# call of the request, and the tasks it starts, read the same version (retrieval.live).
+_snapshot: contextvars.ContextVar[tuple[int, Any] | None] = contextvars.ContextVar("aceh_index", default=None)
+
+
+class LocalRetrieverPort:
+    """Wraps an in-process retriever, or a ``retrieval.live.LiveRetriever`` that follows ingest; each call
+    runs in a worker thread so the event loop stays free."""
+
+    def __init__(self, retriever: Any) -> None:
+        self.source = retriever
+
+    @property
+    def retriever(self) -> Any:
+        """The request's pinned version, else the newest loaded one."""
+        pinned = _snapshot.get()
+        if pinned is not None and pinned[0] == id(self):
+            return pinned[1]
+        current = getattr(self.source, "current", None)
+        return current() if current is not None else self.source
+
+    async def pin(self) -> str:
+        """Hold the current version for the rest of this request; returns its version."""
+        current = getattr(self.source, "current", None)
+        retriever = current() if current is not None else self.source
+        _snapshot.set((id(self), retriever))
+        return version_of(retriever)
+
+    async def index_version(self) -> str:
+        return version_of(self.retriever)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        document_ids: Collection[str] | None = None,
+        provenance: bool = False,
+    ) -> list[SearchHit]:
+        return await asyncio.to_thread(
+            self.retriever.search, query, top_k=top_k, document_ids=document_ids, provenance=provenance
+        )
+
+    async def documents(self) -> list[DocumentInfo]:
+        return await asyncio.to_thread(self.retriever.documents)
+
+    async def resolve_filter(
+        self, *, type: str | None = None, year: int | None = None, issuer: str | None = None  # noqa: A002
+    ) -> list[str]:
+        """Document ids a named selection's metadata filter matches (used by the pipeline's scope)."""
+        return await asyncio.to_thread(self.retriever.resolve_filter, type=type, year=year, issuer=issuer)
+
+    async def document_chunks(self, document_id: str) -> list[Chunk]:
+        return await asyncio.to_thread(self.retriever.document_chunks, document_id)
+
+    async def lookup_article(self, ref: Any) -> list[Chunk]:
+        return await asyncio.to_thread(self.retriever.lookup_article, ref)
+
+    async def cross_references(
+        self, doc_type: str, number: str, year: int
+    ) -> list[tuple[DocumentInfo, str, Chunk]]:
+        return await asyncio.to_thread(self.retriever.cross_references, doc_type, number, year)
+
+    async def table(self, document_id: str) -> Any:
+        return await asyncio.to_thread(self.retriever.table, document_id)
+
+    async def chunk(self, chunk_id: str) -> Chunk | None:
+        return await asyncio.to_thread(self.retriever.chunk, chunk_id)

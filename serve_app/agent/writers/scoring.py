@@ -1,0 +1,139 @@
+"""Scoring of the units against the question (see :mod:`serve_app.agent.writers.units` for the rules): the
+question's words weighted by rarity, where each is found, the asked period, article, named document and
+kind of figure."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+from serve_app.agent.query import CHANGE_WORDS, FIGURES, SUPERLATIVES, Query, Term, analyse
+from serve_app.agent.text import title_acronyms, words
+from serve_app.agent.writers.units import CELL_STOPWORDS, VERB_LIKE, Bag, Unit
+
+
+def _period_factor(u: Unit, asked: list[str]) -> tuple[float, float] | None:
+    """(score factor, coverage factor) for the asked years; None when the unit speaks of another period."""
+    levels = [lvl for lvl in u.periods if lvl]
+    if not levels:
+        return 0.6, 1.0  # no period anywhere: it may hold for any year (a regulation in force)
+    if not any(y in levels[0] for y in asked):
+        if any(y in lvl for lvl in levels[1:] for y in asked):
+            return 0.75, 1.0  # "selesai pada Januari 2024" in the 2023 report: another year in passing
+        return None
+    level = next(i for i, lvl in enumerate(u.periods) if lvl)
+    deeper = [lvl for lvl in u.periods[level + 1 :] if lvl]
+    if level <= 1 and deeper and not any(y in lvl for lvl in deeper for y in asked):
+        return 0.7, 1.0  # "dibandingkan dengan Tahun Anggaran 2023" in the 2024 budget
+    # the year multiplies what matched, never stands alone
+    return (1.5, 1.25) if level <= 1 else (1.4, 1.2)
+
+
+def _names_document(u: Unit, q: Query) -> bool:
+    if q.named_ref is not None and u.document_ref[0] is not None:
+        number, year = q.named_ref
+        return str(u.document_ref[0]) == number and u.document_ref[1] == year
+    if not q.named_words:
+        return False
+    bag = Bag.of(u.document, title_acronyms(u.document))
+    return all(bag.has_term(t) for t in q.named_words)
+
+
+def score_units(query: str, units: list[Unit]) -> Query:
+    """Score every unit against ``query`` (``unit.score``, ``unit.coverage``); returns what was asked."""
+    q = analyse(query)
+    terms = q.terms
+    n = len(units) or 1
+    df = Counter(
+        t.raw
+        for u in units
+        for t in terms
+        if u.own.has_term(t) or u.lead_bag.has_term(t) or u.around.has_term(t)
+    )
+    idf = {t.raw: math.log((n + 1) / (df[t.raw] + 0.5)) + 0.1 for t in terms}
+    # A word no unit uses weighs like the rarest word some unit uses: it still lowers coverage (the asked
+    # entity may be missing) without drowning every other word.
+    cap = max((idf[t.raw] for t in terms if df[t.raw]), default=1.0)
+    weight = {t.raw: min(idf[t.raw], cap) * t.weight for t in terms}
+    for t in terms:
+        if not df[t.raw]:
+            # A noun no passage uses is the asked thing itself missing ("inflation"): it weighs double;
+            # a verb the passages phrase otherwise ("memenuhi") weighs half.
+            weight[t.raw] *= 0.5 if VERB_LIKE.match(t.raw) else 2.0
+    article = (max(weight.values(), default=1.0) * 1.5) if q.pasal else 0.0
+    total = (sum(weight.values()) + article) or 1.0
+    named_docs = {u.document for u in units if _names_document(u, q)}
+    for u in units:
+        matched = 0.0
+        for t in terms:
+            if u.own.has_term(t):
+                matched += weight[t.raw]
+            elif u.lead_bag.has_term(t):
+                matched += 0.8 * weight[t.raw]
+            elif u.around.has_term(t):
+                matched += 0.5 * weight[t.raw]
+            elif u.before.has_term(t):
+                matched += 0.25 * weight[t.raw]
+        if q.pasal and u.pasal == q.pasal:
+            matched += article * (0.4 if q.ayat and u.ayat and u.ayat != q.ayat else 1.0)
+        score = matched
+        u.coverage = matched / total if (terms or q.pasal) else 0.0
+        for name in q.names:
+            if not any(bag.has_term(name) for bag in (u.own, u.lead_bag, u.around, u.before)):
+                u.coverage *= 0.5  # "Kabupaten Simeulue": a unit that does not name it answers another entity
+        states_figure = q.figure is None or bool(FIGURES[q.figure].search(u.own_text))
+        if q.years:
+            period = _period_factor(u, q.years)
+            if period is None or (not any(u.periods) and not states_figure):
+                # another period; or no period and not the figure asked for: "anggaran 2021" is not
+                # answered by a rule on budgets that states no amount
+                u.score, u.coverage = 0.0, 0.0
+                continue
+            factor, cover = period
+            score *= factor
+            u.coverage = min(1.0, u.coverage * cover)
+        if u.document in named_docs:
+            score *= 1.4
+        if q.figure is not None:
+            if states_figure:
+                score *= 1.5
+            elif FIGURES["number"].search(u.own_text):
+                score *= 0.7
+            else:
+                score *= 0.5
+        if u.kind == "row":
+            u.label_match = _label_match(u, terms)
+            score *= 0.4 + 0.6 * u.label_match
+        if q.asks_extreme and any(w in SUPERLATIVES for w in u.own.words):
+            score *= 1.5  # "paling rendah": the sentence that names the lowest beats the rows to compare
+        if not q.asks_change and any(w in CHANGE_WORDS for w in u.own.words):
+            score *= 0.75  # "naik sebesar Rp62 miliar" answers how much it grew, not how much it is
+        if len(u.text) > 500:
+            score *= 0.8
+        u.score = score
+    return q
+
+
+def _label_match(u: Unit, terms: Sequence[Term]) -> float:
+    """How exactly the question names this row: the share of its best-named cell's words that are asked
+    ("Perawat" for "jumlah perawat": 1; "Kota Banda Aceh" for "di Aceh": 1/3)."""
+    best = 0.0
+    for cell in u.text.split("|"):
+        cell_words = [w for w in words(cell) if not w[0].isdigit() and w not in CELL_STOPWORDS]
+        if not cell_words:
+            continue
+        bag = Bag.of(cell)
+        named = sum(any(Bag.of(w).has_term(t) for t in terms) for w in cell_words)
+        if named and any(bag.has_term(t) for t in terms):
+            best = max(best, named / len(cell_words))
+    return best
+
+
+def missing_names(q: Query, units: Sequence[Unit]) -> list[str]:
+    """Names the question asks about that no passage mentions at all (``Simeulue``)."""
+    return [
+        t.raw
+        for t in q.names
+        if not any(bag.has_term(t) for u in units for bag in (u.own, u.lead_bag, u.around))
+    ]
