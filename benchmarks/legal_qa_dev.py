@@ -38,7 +38,6 @@ DEV = DATA / "legal_qa_dev"
 GOLD = DEV / "legal_qa_dev.jsonl"
 SCORER = DEV / "score_qa.py"
 CORPUS = DATA / "indo_legal_corpus"
-RESULTS = ROOT / "benchmarks" / "results"
 TOP_K = 10
 API_KEY = "bench-legal-qa-dev"
 
@@ -333,7 +332,8 @@ def run_full(index: Path, label: str, argv: list[str] | None,
     from retrieval.store import read_jsonl
 
     documents = read_jsonl(index / "documents.jsonl")
-    qa = run(index, RESULTS)
+    with tempfile.TemporaryDirectory(prefix="legal-qa-dev-") as tmp:  # preds and metrics live in the record
+        qa = run(index, Path(tmp))
     details = {
         "index": str(index),
         "documents": len(documents),

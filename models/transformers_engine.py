@@ -4,7 +4,7 @@
   mask and explicit position ids (so a padded row computes exactly what it would alone), reading only the
   last position's logits. Label probabilities are a softmax over the labels' first-token logits (each label
   pooling its spelling variants, see :meth:`TransformersEngine.label_token_ids`): exact, so no floor is
-  needed beyond :data:`MIN_PROB` against underflow.
+  needed beyond :data:`models.torch_runtime.MIN_PROB` against underflow.
 * Prompts that share a prefix (the passage first, the segment last) reuse its key/value cache:
   :meth:`classify_shared_prefix` runs the prefix once and the suffixes batched on top of it;
   :meth:`classify_pairs` (and ``classify(..., prefixes=...)``) groups pairs by prefix and batches the
@@ -22,9 +22,7 @@ cancelled) raises :class:`ModelTimeout` at once and its worker stops at the next
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -33,41 +31,22 @@ from typing import Any, TypeVar
 
 import torch
 
-from models.base import (
-    CallRecord,
-    Classification,
-    Engine,
-    Generation,
-    ModelError,
-    ModelTimeout,
-    ModelUnavailable,
-    deadline_left,
-)
+from models.base import CallRecord, Classification, Engine, Generation, ModelError, ModelUnavailable
 from models.openai_engine import check_labels, decode_json_output
 from models.tokens import split_total
+from models.torch_runtime import (
+    Stopped,
+    eos_token_ids,
+    failed_record,
+    label_probs,
+    pad_token_id,
+    resolve_device,
+    resolve_dtype,
+    run_in_worker,
+    transformers_major,
+)
 
-logger = logging.getLogger(__name__)
 T = TypeVar("T")
-MIN_PROB = 1e-9
-
-
-class _Stopped(Exception):
-    """The worker saw the deadline pass or its caller go away."""
-
-
-def resolve_device(device: str) -> torch.device:
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
-    if dtype == "auto":
-        return torch.bfloat16 if device.type == "cuda" else torch.float32
-    resolved = getattr(torch, dtype, None)
-    if not isinstance(resolved, torch.dtype):
-        raise ValueError(f"unknown torch dtype {dtype!r}")
-    return resolved
 
 
 class TransformersEngine(Engine):
@@ -92,8 +71,8 @@ class TransformersEngine(Engine):
         self.model = model_name or getattr(model.config, "name_or_path", "") or type(model).__name__
         self._max_batch_size = max_batch_size
         self._device = next(model.parameters()).device
-        self._pad_id = _pad_token_id(tokenizer)
-        self._eos_ids = _eos_token_ids(tokenizer, model)
+        self._pad_id = pad_token_id(tokenizer)
+        self._eos_ids = eos_token_ids(tokenizer, model)
         # transformers 5 renamed past_key_values to cache; 4.x names it past_key_values.
         params = inspect.signature(model.forward).parameters
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
@@ -122,7 +101,7 @@ class TransformersEngine(Engine):
         target = resolve_device(device)
         torch_dtype = resolve_dtype(dtype, target)
         tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_path or path), local_files_only=True)
-        dtype_arg = "dtype" if _transformers_major() >= 5 else "torch_dtype"
+        dtype_arg = "dtype" if transformers_major() >= 5 else "torch_dtype"
         model: Any = AutoModelForCausalLM.from_pretrained(
             str(path), local_files_only=True, **{dtype_arg: torch_dtype}
         )
@@ -245,7 +224,7 @@ class TransformersEngine(Engine):
                 lambda stop: self._decode(prompt, max_tokens, temperature, stop), deadline
             )
         except ModelError as exc:
-            exc.record = _failed(record, exc, start)
+            exc.record = failed_record(record, exc, start)
             raise
         record.latency_ms = (time.perf_counter() - start) * 1000
         record.completion_tokens = len(new_ids)
@@ -321,12 +300,12 @@ class TransformersEngine(Engine):
         order = sorted(range(len(rows)), key=lambda i: len(rows[i]))  # similar lengths pad less
         for start in range(0, len(order), self._max_batch_size):
             if stop():
-                raise _Stopped
+                raise Stopped
             chunk = order[start : start + self._max_batch_size]
             ids, mask = self._left_pad([rows[i] for i in chunk])
             positions = (mask.cumsum(-1) - 1).clamp(min=0)
             out = self._forward(ids, mask, positions, None)
-            probs[chunk] = _label_probs(out.logits[:, -1, :], label_ids)
+            probs[chunk] = label_probs(out.logits[:, -1, :], label_ids)
         return probs
 
     @torch.inference_mode()
@@ -356,7 +335,7 @@ class TransformersEngine(Engine):
         results = [torch.empty(len(sfx), len(label_ids)) for _, sfx in groups]
         for chunk in chunks:
             if stop():
-                raise _Stopped
+                raise Stopped
             prefix_ids, prefix_mask = self._left_pad([groups[g][0] for g, _ in chunk])
             out = self._forward(prefix_ids, prefix_mask, (prefix_mask.cumsum(-1) - 1).clamp(min=0), None)
             cache, prefix_logits = getattr(out, self._cache_arg), out.logits[:, -1, :]
@@ -371,7 +350,7 @@ class TransformersEngine(Engine):
                 mask = torch.cat([prefix_mask[owner], mask], dim=1)
                 suffix_logits = self._forward(ids, mask, positions, cache).logits[:, -1, :]
                 logits[filled] = suffix_logits[filled]
-            probs = _label_probs(logits, label_ids)
+            probs = label_probs(logits, label_ids)
             at = 0
             for g, s in chunk:
                 count = len(groups[g][1][s : s + size])
@@ -421,7 +400,7 @@ class TransformersEngine(Engine):
             if len(new_ids) == max_tokens:
                 break
             if stop():
-                raise _Stopped
+                raise Stopped
             positions = torch.tensor([[len(prompt) + len(new_ids) - 1]], device=self._device)
             out = self._forward(
                 torch.tensor([[next_id]], device=self._device), None, positions, getattr(out, self._cache_arg)
@@ -441,7 +420,7 @@ class TransformersEngine(Engine):
         try:
             probs, tokens = await self._run(work, deadline)
         except ModelError as exc:
-            exc.record = _failed(CallRecord(role=role, engine=self.name, model=self.model), exc, start)
+            exc.record = failed_record(CallRecord(role=role, engine=self.name, model=self.model), exc, start)
             raise
         latency_ms = (time.perf_counter() - start) * 1000
         return [
@@ -462,68 +441,4 @@ class TransformersEngine(Engine):
     async def _run(self, work: Callable[[Callable[[], bool]], T], deadline: float | None) -> T:
         if self._model is None:
             raise ModelUnavailable("the transformers engine is closed")
-        left = deadline_left(deadline)
-        if self._timeout_s is not None and (left is None or self._timeout_s < left):
-            left, deadline = self._timeout_s, time.time() + self._timeout_s
-        cancelled = threading.Event()
-
-        def stop() -> bool:
-            return cancelled.is_set() or (deadline is not None and time.time() >= deadline)
-
-        def locked() -> T:
-            with self._lock:  # one forward at a time; waiting callers queue here, not in the GPU
-                if stop():
-                    raise _Stopped
-                return work(stop)
-
-        try:
-            async with asyncio.timeout(left):
-                return await asyncio.to_thread(locked)
-        except (TimeoutError, _Stopped) as exc:
-            cancelled.set()
-            raise ModelTimeout("the deadline passed during the model call") from exc
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:  # OOM, device errors
-            logger.exception("transformers engine failed")
-            raise ModelUnavailable("the local model failed") from exc
-
-
-def _label_probs(logits: torch.Tensor, label_ids: list[list[int]]) -> torch.Tensor:
-    """Softmax over labels, each label's logit being the log-sum-exp of its first-token variants."""
-    logits = logits.float()
-    per_label = torch.stack([torch.logsumexp(logits[:, ids], dim=-1) for ids in label_ids], dim=-1)
-    probs = torch.softmax(per_label, dim=-1).clamp(min=MIN_PROB)
-    return (probs / probs.sum(dim=-1, keepdim=True)).cpu()
-
-
-def _failed(record: CallRecord, exc: ModelError, start: float) -> CallRecord:
-    record.ok, record.error = False, exc.code
-    record.latency_ms = (time.perf_counter() - start) * 1000
-    return record
-
-
-def _pad_token_id(tokenizer: Any) -> int:
-    # Padded positions are masked out, so any id works; prefer the tokenizer's own.
-    for tid in (tokenizer.pad_token_id, tokenizer.eos_token_id):
-        if tid is not None:
-            return int(tid)
-    return 0
-
-
-def _eos_token_ids(tokenizer: Any, model: Any) -> set[int]:
-    ids: set[int] = set()
-    config = getattr(model, "generation_config", None)
-    for value in (tokenizer.eos_token_id, getattr(config, "eos_token_id", None)):
-        if isinstance(value, int):
-            ids.add(value)
-        elif isinstance(value, list):
-            ids.update(int(v) for v in value)
-    return ids
-
-
-def _transformers_major() -> int:
-    import transformers
-
-    return int(transformers.__version__.split(".")[0])
+        return await run_in_worker(self._lock, work, deadline, self._timeout_s)
