@@ -257,9 +257,9 @@ _RANGE_GAP_RE = re.compile(r"\s*\)?\s*(?:-|–|sampai(?:\s+dengan)?|hingga|s\.d\
 
 
 def _ranges(text: str, figures: list[Figure]) -> list[Figure]:
-    """ "11,5 sampai 12,5 persen", "rentang 5% hingga 15%": a range's ends are its lower and upper bounds
+    """ "7,5 sampai 8,5 persen", "rentang 5% hingga 15%": a range's ends are its lower and upper bounds
     (as "paling rendah 5% dan paling tinggi 15%"), and its first number takes the second's unit. A figure's
-    spelled twin ("11,5% (sebelas koma lima persen)") is the same end."""
+    spelled twin ("7,5% (tujuh koma lima persen)") is the same end."""
     ends: list[list[int]] = []  # indexes of each figure and its twin
     for index, figure in enumerate(figures):
         previous = figures[index - 1] if index else None
