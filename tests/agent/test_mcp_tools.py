@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from serve_app.agent.tools.base import ToolContext, ToolResult
+from serve_app.agent.tools.egress import EgressPolicy
 from serve_app.agent.tools.mcp_client import McpNotAllowed, McpSource
 from serve_app.agent.tools.mcp_tool import McpTool, build_mcp_tools, choose_arguments, describe_call
-from serve_app.agent.tools.open_data import EgressPolicy
 from tests.support.agents import FakeRetriever, port_of
 from tests.support.mcp_servers import SECRET, Spec, demo_command, faulty_command, http_server
 
@@ -66,9 +66,8 @@ def assert_demo_passage(result: ToolResult, server: str) -> None:
 
 
 def test_stdio_lists_only_the_allowed_tools() -> None:
-    source = McpSource(
-        Spec("demo", command=demo_command(), allowed_tools=["cari_statistik", "tidak_ada"]), egress=EgressPolicy()
-    )
+    spec = Spec("demo", command=demo_command(), allowed_tools=["cari_statistik", "tidak_ada"])
+    source = McpSource(spec, egress=EgressPolicy())
     assert [t.name for t in asyncio.run(source.list_tools())] == ["cari_statistik"]
 
 
@@ -176,3 +175,16 @@ def test_a_hanging_server_times_out_at_its_configured_timeout(transport: str) ->
             result, took = timed(only_tool(Spec("macet", url=url, timeout_s=timeout), allow(url)))
     assert (result.status, result.note, result.evidence) == ("timeout", "mcp_unavailable", [])
     assert timeout <= took < timeout + 1.0  # the session closes in the background, not on the request's time
+
+
+def test_the_planner_routes_a_statistics_question_to_each_mcp_tool_and_falls_back_to_search() -> None:
+    from serve_app.agent.planner import Planner
+    from tests.support.agents import fake_find_references
+
+    names = {"search", "mcp:b:x", "mcp:a:y"}
+    plan = Planner(available=names, find_references=fake_find_references).plan(QUESTION)
+    assert [c.tool for c in plan.calls] == ["mcp:a:y", "mcp:b:x"] and plan.fallback_search
+    prose = Planner(available=names, find_references=fake_find_references).plan("Apa tugas Wali Nanggroe?")
+    assert [c.tool for c in prose.calls] == ["search"]
+    without = Planner(available={"search"}, find_references=fake_find_references).plan(QUESTION)
+    assert [c.tool for c in without.calls] == ["search"]
