@@ -52,7 +52,7 @@ def assert_demo_passage(result: ToolResult, server: str) -> None:
     assert len(result.evidence) == 1  # the one record of the asked indicator, region and year
     ev = result.evidence[0]
     assert ev.kind == "tool" and ev.chunk is None
-    assert "Kabupaten Teluk Damai" in ev.text and "152340" in ev.text and "jiwa" in ev.text
+    assert "Kabupaten Teluk Damai" in ev.text and "nilai: 152340 jiwa" in ev.text
     assert "FIKTIF" in ev.text  # the server's note on every record travels with it
     ident = ev.identity
     assert ident["dataset"] == "Statistik Demo Wilayah Fiktif (data fiktif)"
@@ -188,3 +188,35 @@ def test_the_planner_routes_a_statistics_question_to_each_mcp_tool_and_falls_bac
     assert [c.tool for c in prose.calls] == ["search"]
     without = Planner(available={"search"}, find_references=fake_find_references).plan(QUESTION)
     assert [c.tool for c in without.calls] == ["search"]
+
+
+def test_results_of_other_shapes_keep_their_identity() -> None:
+    from mcp_types import CallToolResult, TextContent
+    from mcp_types import Tool as Info
+
+    from serve_app.agent.tools.mcp_tool import result_evidence
+
+    info = Info(name="inflasi", title="Inflasi bulanan", input_schema={"type": "object"})
+    args = {"q": "inflasi 2023"}
+    said = "Inflasi Maret 2023 sebesar 0,4 persen."
+    text_only = CallToolResult(content=[TextContent(type="text", text=said)])
+    [ev] = result_evidence("bps-mcp", info, args, text_only, max_records=8)
+    assert ev.text == said
+    assert (ev.identity["dataset"], ev.identity["source"], ev.identity["period"]) == (
+        "Inflasi bulanan", "MCP bps-mcp", None,
+    )
+    assert ev.identity["call"] == 'inflasi(q="inflasi 2023")'
+    # an older server's JSON object in a text block, without a record list: one passage, its period read
+    as_json = CallToolResult(
+        content=[TextContent(type="text", text='{"periode": "2023-03", "value": 0.4, "unit": "persen"}')]
+    )
+    [one] = result_evidence("bps-mcp", info, args, as_json, max_records=8)
+    assert one.identity["period"] == "2023-03" and "value: 0.4" in one.text
+    # records: one passage each, the figure with its unit, each record's own period, at most max_records
+    rows = [{"tahun": y, "angka": y - 2000, "satuan": "unit"} for y in (2021, 2022, 2023)]
+    structured = CallToolResult(content=[], structured_content={"judul": "Seri", "rows": rows})
+    evs = result_evidence("s", info, args, structured, max_records=2)
+    assert [(e.text, e.identity["period"], e.identity["dataset"]) for e in evs] == [
+        ("Seri: tahun: 2021; angka: 21 unit", "2021", "Seri"),
+        ("Seri: tahun: 2022; angka: 22 unit", "2022", "Seri"),
+    ]

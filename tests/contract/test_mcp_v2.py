@@ -18,13 +18,15 @@ from retrieval.port import LocalRetrieverPort
 from serve_app.agent.agent import Agent, ToolsConfig
 from serve_app.agent.tools.egress import EgressPolicy
 from serve_app.agent.tools.mcp_tool import build_mcp_tools
+from serve_app.agent.writers.base import Writer
 from serve_app.agent.writers.embedded import EmbeddedWriter
 from serve_app.answer.refusals import REFUSAL_TEXTS, TOOL_NOTICES
+from serve_app.answer.segments import Segment
 from serve_app.config import AppConfig, SourcesConfig
 from serve_app.runtime import factory
 from tests.contract.checks import assert_v2_body, validate_against_schema
 from tests.support.mcp_servers import SECRET, demo_command, faulty_command, http_server
-from tests.support.service import BUDGET_QUESTION, TRUE_FIGURE, config, post
+from tests.support.service import BUDGET_QUESTION, TRUE_FIGURE, ScriptedWriter, config, key_of, post
 
 QUESTION = "Berapa jumlah penduduk Kabupaten Teluk Damai tahun 2024?"
 
@@ -43,11 +45,11 @@ def mcp_config(tmp: Path, index: Path, **server: Any) -> AppConfig:
     return cfg
 
 
-def ask(cfg: AppConfig, retriever: Any, query: str) -> dict[str, Any]:
+def ask(cfg: AppConfig, retriever: Any, query: str, writer: Writer | None = None) -> dict[str, Any]:
     port = LocalRetrieverPort(retriever)
     agent = Agent(
         port,
-        EmbeddedWriter(),
+        writer or EmbeddedWriter(),
         tools=ToolsConfig(
             find_references=find_references,
             extra=build_mcp_tools(cfg.sources.mcp, EgressPolicy.from_config(cfg.sources)),
@@ -89,6 +91,27 @@ def test_a_statistics_question_is_answered_through_mcp_over_http(
 ) -> None:
     cfg = mcp_config(tmp_path, demo_index, url=demo_url)
     assert_answered_through_mcp(ask(cfg, demo_retriever, QUESTION))
+
+
+def test_each_figure_is_judged_against_the_record_read(
+    tmp_path: Path, demo_index: Path, demo_retriever: Any, demo_url: str
+) -> None:
+    """The judge sees the record with its identity: the record's figure is supported, a changed digit, the
+    wrong year or the wrong region is not."""
+    facts = {
+        "Jumlah penduduk Kabupaten Teluk Damai tahun 2024 sebanyak 152.340 jiwa.": "supported",
+        "Jumlah penduduk Kabupaten Teluk Damai tahun 2024 sebanyak 152.430 jiwa.": "unsupported",
+        "Jumlah penduduk Kabupaten Teluk Damai tahun 2021 sebanyak 152.340 jiwa.": "unsupported",
+        "Jumlah penduduk Kota Bukit Asri tahun 2024 sebanyak 152.340 jiwa.": "unsupported",
+    }
+
+    def script(passages: Any, _call: int, _feedback: Any) -> list[Segment]:
+        key = key_of(passages, "152340")
+        return [Segment(text, "fact", "paragraph", (key,)) for text in facts]
+
+    cfg = mcp_config(tmp_path, demo_index, url=demo_url)
+    body = ask(cfg, demo_retriever, QUESTION, ScriptedWriter(script))
+    assert {c["text"]: c["verdict"] for c in body["claims"]} == facts
 
 
 def test_a_failing_mcp_source_gives_mcp_source_unavailable(

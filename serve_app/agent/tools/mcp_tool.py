@@ -46,6 +46,8 @@ _YEAR_KEYS = frozenset("tahun year periode period".split())
 _DATASET_KEYS = ("dataset", "nama_dataset", "judul", "title")
 _PERIOD_KEYS = ("periode", "period", "tahun", "year")
 _RECORD_KEYS = ("records", "rows", "data", "results", "result", "items", "hasil", "observations")
+_UNIT_KEYS = ("satuan", "unit", "units")
+_VALUE_KEYS = ("nilai", "value", "angka", "obs_value")
 _MAX_TEXT = 2000  # characters of one text block shown as a passage
 
 
@@ -107,6 +109,25 @@ def _fields(data: Mapping[str, Any], skip: Sequence[str] = ()) -> str:
     )
 
 
+def _record_text(record: Mapping[str, Any]) -> str:
+    """A record's plain fields, its figure written with its unit (``nilai: 152340 jiwa``) as a reader and the
+    judge read a figure: the unit comes after the value, not in a field of its own."""
+    unit = _first(record, _UNIT_KEYS)
+    numbers = [
+        k for k, v in record.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and k.lower() not in _PERIOD_KEYS
+    ]
+    value = next((k for k in record if k.lower() in _VALUE_KEYS), numbers[0] if len(numbers) == 1 else None)
+    if unit is None or value is None:
+        return _fields(record)
+    parts = []
+    for k, v in record.items():
+        if k.lower() in _UNIT_KEYS or not _scalar(v) or v in (None, ""):
+            continue
+        parts.append(f"{k}: {v} {unit}" if k == value else f"{k}: {v}")
+    return "; ".join(parts)
+
+
 def _structured(result: CallToolResult) -> dict[str, Any] | None:
     """The result's structured content, or a JSON object its only text block holds (servers of older SDKs)."""
     if isinstance(result.structured_content, dict):
@@ -153,7 +174,7 @@ def result_evidence(
     for record in records:
         if not isinstance(record, Mapping):
             continue
-        text = _fields(record)
+        text = _record_text(record)
         if not text:
             continue
         own = dict(identity, period=_first(record, _PERIOD_KEYS) or identity["period"])
