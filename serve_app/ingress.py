@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from serve_app import errors
 from serve_app.guard.auth import Principal
@@ -28,6 +28,7 @@ from serve_app.wire.responses import AnswerResult
 from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
 from serve_app.wire.sse import answer_frames, error_frame, event_frame
 from serve_app.wire.tracing import TraceMiddleware
+from serve_app.wire.ui import UIStaticFiles
 
 log = logging.getLogger("aceh_rag.ingress")
 KEEPALIVE = ": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
@@ -94,6 +95,8 @@ class Ingress:
             Route("/playground", self.playground, methods=["POST"]),
             Route("/conversations", self.create_conversation, methods=["POST"]),
             Route("/conversations/{conversation_id}", self.get_conversation, methods=["GET"]),
+            # The reference web client: open like /healthz; the page sends credentials on its API calls.
+            Mount("/ui", app=UIStaticFiles(), name="ui"),
         ]
         trace = Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy)
         return Starlette(routes=routes, middleware=[trace])
