@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.responses import PlainTextResponse
 from starlette.staticfiles import StaticFiles
 from starlette.types import Message, Receive, Scope, Send
 
@@ -52,4 +54,9 @@ class UIStaticFiles:
                     headers[name] = value
             await send(message)
 
-        await self.files(scope, receive, send_with_headers)
+        try:
+            await self.files(scope, receive, send_with_headers)
+        except HTTPException as exc:  # 404 / 405: answered here, so they carry the headers too
+            headers = {**(exc.headers or {}), **SECURITY_HEADERS}
+            response = PlainTextResponse(str(exc.detail), status_code=exc.status_code, headers=headers)
+            await response(scope, receive, send)

@@ -163,7 +163,9 @@ function finish(turn, outcome) {
   } else if (needsBanner(annotations, layout, complete)) {
     const g = annotations.grounding || {};
     lines.push(
-      `Jawaban ini belum sepenuhnya terverifikasi: ${g.claims_supported ?? 0} dari ${g.claims_total ?? 0} pernyataan terverifikasi.`,
+      g.claims_total
+        ? `Jawaban ini belum sepenuhnya terverifikasi: ${g.claims_supported} dari ${g.claims_total} pernyataan terverifikasi.`
+        : "Jawaban ini belum terverifikasi: tidak ada pernyataan yang diperiksa terhadap dokumen.",
     );
   }
   if (outcome === "cut") lines.push("Aliran jawaban terputus sebelum selesai; teks mungkin tidak lengkap.");
@@ -176,8 +178,8 @@ function finish(turn, outcome) {
     }.`;
   }
   view.answer.setAttribute("aria-busy", "false");
-  view.status.textContent = complete ? "Selesai." : "Berhenti.";
   view.meta.textContent = turn.traceId ? `trace ${turn.traceId}` : "";
+  return complete ? "Selesai." : "Berhenti.";
 }
 
 function showError(turn, error) {
@@ -225,7 +227,7 @@ async function consume(turn, response) {
   } catch {
     outcome = "cut"; // the connection broke, or a frame was not JSON: what arrived is shown, unverified
   }
-  finish(turn, outcome);
+  return finish(turn, outcome);
 }
 
 async function ask(question) {
@@ -241,17 +243,19 @@ async function ask(question) {
   const turn = { view: newTurn(question), answer: "", annotations: null, schema: null, citations: {}, passages: {}, blocked: null, traceId: null };
   const body = { query: question };
   if (state.conversationId) body.conversation_id = state.conversationId;
+  let ending = "Gagal.";
   try {
     const response = await postStream("/query/v2/stream", body);
-    await consume(turn, response);
+    ending = await consume(turn, response);
   } catch (error) {
-    turn.view.status.textContent = "Gagal.";
     turn.view.answer.setAttribute("aria-busy", "false");
     showError(turn, error instanceof ApiError ? error : new ApiError(0, "client", String(error)));
+    if (!$("question").value) $("question").value = question; // nothing was answered: keep the question
     if (error.status === 401) $("api-key").focus();
   } finally {
     state.busy = false;
     if (Date.now() >= state.waitUntil) $("ask").disabled = false;
+    turn.view.status.textContent = ending; // last: the page is ready for the next question when it shows
   }
 }
 

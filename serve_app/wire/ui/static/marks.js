@@ -6,7 +6,7 @@ export const SCHEMA = "annotate-v2";
 
 // What the server writes between segments (spaces, "## ", "- ", table pipes and the separator row):
 // uncovered text made only of these is layout; anything else uncovered is "belum diverifikasi".
-const LAYOUT_ONLY = /^[\s#|:-]*$/;
+const LAYOUT_ONLY = /^(?:\s|#{1,6} |- |\|(?:\s*:?-{3,}:?\s*\|)+|\|)*$/;
 
 const VERDICT_DETAIL = {
   unsupported: "tidak didukung sumber",

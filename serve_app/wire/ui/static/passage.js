@@ -56,4 +56,6 @@ export function showPassage(key, passage, claim, opener) {
   dialog.opener = opener;
   dialog.showModal();
   $("passage-close").focus();
+  const first = $("passage-text").querySelector("mark");
+  if (first) first.scrollIntoView({ block: "nearest" });
 }
