@@ -19,10 +19,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 
 from serve_app import errors
+from serve_app.catalog.documents import DocumentCatalog
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
 from serve_app.metrics import Metrics
 from serve_app.pipeline import Pipeline
+from serve_app.wire.documents import DocumentListParams
 from serve_app.wire.openapi import openapi_document
 from serve_app.wire.responses import AnswerResult
 from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
@@ -50,6 +52,21 @@ def _parse(body: bytes, model: type[BaseModel]) -> Any:
         raise errors.ValidationFailed(errors.validation_details(exc.errors())) from None
 
 
+def _query_params(request: Request, model: type[BaseModel]) -> Any:
+    """A query string as a model: a repeated or unknown parameter, or a bad value, is a 422."""
+    items = request.query_params.multi_items()
+    values = dict(items)
+    if len(values) != len(items):
+        repeated = sorted({k for k, _ in items if sum(1 for j, _ in items if j == k) > 1})
+        raise errors.ValidationFailed(
+            [{"field": k, "message": "given more than once", "type": "repeated"} for k in repeated]
+        )
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        raise errors.ValidationFailed(errors.validation_details(exc.errors())) from None
+
+
 def _error_response(exc: errors.ServiceError) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.status_code, headers=exc.headers)
 
@@ -70,6 +87,7 @@ class Ingress:
         model_health: HealthCheck | None = None,
         behind_ray_proxy: bool = False,
         sse_keepalive_s: float = 15.0,
+        catalog: DocumentCatalog | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.guard = guard
@@ -81,6 +99,7 @@ class Ingress:
         self.store = store if store is not None else pipeline.store
         self.behind_ray_proxy = behind_ray_proxy
         self.sse_keepalive_s = sse_keepalive_s
+        self.catalog = catalog or DocumentCatalog(pipeline.retriever, pipeline.config)
 
     def app(self) -> Starlette:
         routes = [
@@ -95,6 +114,9 @@ class Ingress:
             Route("/playground", self.playground, methods=["POST"]),
             Route("/conversations", self.create_conversation, methods=["POST"]),
             Route("/conversations/{conversation_id}", self.get_conversation, methods=["GET"]),
+            Route("/documents", self.list_documents, methods=["GET"]),
+            Route("/documents/{document_id}", self.get_document, methods=["GET"]),
+            Route("/documents/{document_id}/passages/{chunk_id}", self.get_passage, methods=["GET"]),
             # The reference web client: open like /healthz; the page sends credentials on its API calls.
             Mount("/ui", app=UIStaticFiles(), name="ui"),
         ]
@@ -156,15 +178,22 @@ class Ingress:
         *,
         playground: bool = False,
         screen: bool = False,
+        query_model: type[BaseModel] | None = None,
     ) -> tuple[Principal, Any, GuardDecision | None]:
         """The contract's checks in order: 413, 401, 400, 422, 503, 403, 429. The body is parsed before
         the guard call so that, with ``screen``, the guard screens a valid question in the same round
-        trip; a parse error still loses to a 401."""
+        trip; a parse error still loses to a 401. ``query_model`` parses the query string the same way
+        (GET routes)."""
         body = await self._read_body(request)  # 413 before anything is parsed
         parsed, body_error = None, None
         if model is not None:
             try:
                 parsed = _parse(body, model)
+            except errors.ServiceError as exc:
+                body_error = exc
+        elif query_model is not None:
+            try:
+                parsed = _query_params(request, query_model)
             except errors.ServiceError as exc:
                 body_error = exc
         question = parsed.query if screen and parsed is not None else None
@@ -366,3 +395,30 @@ class Ingress:
             )
 
         return await self._timed("/conversations/{id}", run)
+
+    # ------------------------------------------------------------------ citation routes
+
+    async def list_documents(self, request: Request) -> Response:
+        async def run() -> Response:
+            principal, params, _ = await self._admit(request, None, query_model=DocumentListParams)
+            found = await self.catalog.list(params, principal)
+            return JSONResponse(found.model_dump(mode="json"))
+
+        return await self._timed("/documents", run)
+
+    async def get_document(self, request: Request) -> Response:
+        async def run() -> Response:
+            principal, _, _ = await self._admit(request, None)
+            view = await self.catalog.document(request.path_params["document_id"], principal)
+            return JSONResponse(view.model_dump(mode="json"))
+
+        return await self._timed("/documents/{id}", run)
+
+    async def get_passage(self, request: Request) -> Response:
+        async def run() -> Response:
+            principal, _, _ = await self._admit(request, None)
+            params = request.path_params
+            view = await self.catalog.passage(params["document_id"], params["chunk_id"], principal)
+            return JSONResponse(view.model_dump(mode="json"))
+
+        return await self._timed("/documents/{id}/passages/{chunk_id}", run)
