@@ -186,6 +186,9 @@ def test_a_fully_verified_answer_and_its_passage(page: Page, service: str) -> No
     expect(dialog).to_be_visible()
     expect(dialog.locator("mark").first).to_have_text(re.compile(r"871\.667\.219\.294"))
     expect(page.locator("#passage-close")).to_be_focused()
+    # opened through GET /documents/{id}/passages/{chunk_id} with the page's key: the reader's context
+    expect(page.locator("#passage-context")).to_have_text(re.compile(r"^Konteks: \S"))
+    expect(page.locator("#passage-after")).not_to_be_empty()
     _shot(page, "02-passage")
     page.click("#passage-close")
     expect(dialog).to_be_hidden()

@@ -123,8 +123,8 @@ async function openPassage(turn, key, claimIndex, button) {
     const path = `/documents/${encodeURIComponent(shown.document_id)}/passages/${encodeURIComponent(shown.chunk_id)}`;
     try {
       const found = await getJson(path);
-      passage = { ...shown, ...found, ...(found.citation || {}), text: found.text || shown.text };
-      passage.note = "";
+      const { citation_key: _unused, ...citation } = found.citation || {};
+      passage = { ...shown, ...citation, ...found, text: found.text || shown.text, note: "" };
     } catch (error) {
       if (!shown.text) passage.note = `Sumber tidak dapat dibuka: ${error.message}`;
     }

@@ -30,7 +30,8 @@ export function setUpDialog() {
 }
 
 /**
- * Shows `passage` ({text, document_title, legal_reference, section_path, context?, note?}) for the claim
+ * Shows `passage` ({text, document_title, legal_reference, section_path, context?, before?, after?, note?},
+ * from the passage route or else the stream's passage frame) for the claim
  * `claim` (its `text` and verdict) cited under `key`; `opener` gets the focus back on close.
  */
 export function showPassage(key, passage, claim, opener) {
@@ -53,6 +54,9 @@ export function showPassage(key, passage, claim, opener) {
   context.textContent = passage.context ? `Konteks: ${passage.context}` : "";
   context.hidden = !passage.context;
   highlighted($("passage-text"), passage.text || "", claim.text);
+  // the passage route's nearest neighbours, for the reader's sense of where it stands
+  $("passage-before").textContent = (passage.before || []).map((n) => n.text).slice(-1).join("");
+  $("passage-after").textContent = (passage.after || []).map((n) => n.text).slice(0, 1).join("");
   dialog.opener = opener;
   dialog.showModal();
   $("passage-close").focus();
