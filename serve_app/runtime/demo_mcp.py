@@ -1,12 +1,13 @@
-"""A demo MCP server of FICTIONAL statistics, built on the MCP SDK's ``MCPServer`` (v1's FastMCP).
+"""The MCP part of the live-source demo (configs/demo_sources.yaml): an MCP server of FICTIONAL statistics,
+built on the MCP SDK's ``MCPServer`` (v1's FastMCP). Nothing in serve_app imports it; it runs as a process.
 
 Every figure here is invented for the demo: the regions do not exist, and every result says so
 (``keterangan``). It shows what aceh-rag does with an MCP source: the allowed tool is listed and called, its
 records become passages with their identity, and the answer cites them.
 
-    .venv/bin/python -m demo.mcp_server               # stdio (what configs/demo_sources.yaml runs)
-    .venv/bin/python -m demo.mcp_server --transport streamable-http --port 8765
-                                                      # streamable HTTP at http://127.0.0.1:8765/mcp
+    .venv/bin/python -m serve_app.runtime.demo_mcp        # stdio (what configs/demo_sources.yaml runs)
+    .venv/bin/python -m serve_app.runtime.demo_mcp --transport streamable-http --port 8765
+                                                          # streamable HTTP at http://127.0.0.1:8765/mcp
 
 Tools: ``cari_statistik`` (search the indicators, optionally for one year) and ``daftar_indikator`` (the
 indicator names; not allowed in the demo config, to show ``allowed_tools`` at work).
