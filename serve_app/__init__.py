@@ -22,7 +22,8 @@ Allowed imports (tests/test_import_rules.py fails when one is crossed):
   packages' types for them; ``pipeline.py`` imports ``roles`` and the role packages but not ``ingress``,
   ``app`` or ``runtime/``; ``ingress.py`` imports the pipeline, ``roles``, ``guard/``, ``catalog/`` and
   ``wire/``;
-* ``catalog/`` imports ``guard/`` (the principal), ``conversation/`` (the artifact store) and ``wire/``; only
+* ``catalog/`` imports ``answer/`` (table cells), ``guard/`` (the principal), ``conversation/`` (the artifact
+  store) and ``wire/``; only
   ``ingress.py`` (and ``app.py``, ``runtime/``) import it;
 * only ``app.py`` and ``runtime/`` import everything; nothing imports them but each other;
 * the libraries ``retrieval/``, ``judge/`` and ``models/`` import neither Ray nor serve_app.

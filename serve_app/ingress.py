@@ -16,9 +16,10 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from serve_app import errors
+from serve_app.catalog.artifacts import ArtifactOffer
 from serve_app.catalog.documents import DocumentCatalog
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
@@ -30,6 +31,7 @@ from serve_app.wire.responses import AnswerResult
 from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
 from serve_app.wire.sse import answer_frames, error_frame, event_frame
 from serve_app.wire.tracing import TraceMiddleware
+from serve_app.wire.ui import UIStaticFiles
 
 log = logging.getLogger("aceh_rag.ingress")
 KEEPALIVE = ": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
@@ -87,6 +89,7 @@ class Ingress:
         behind_ray_proxy: bool = False,
         sse_keepalive_s: float = 15.0,
         catalog: DocumentCatalog | None = None,
+        artifacts: ArtifactOffer | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.guard = guard
@@ -99,6 +102,9 @@ class Ingress:
         self.behind_ray_proxy = behind_ray_proxy
         self.sse_keepalive_s = sse_keepalive_s
         self.catalog = catalog or DocumentCatalog(pipeline.retriever, pipeline.config)
+        self.artifacts = artifacts or ArtifactOffer.over(
+            pipeline.retriever, self.store, ttl_s=pipeline.config.artifacts.ttl_s
+        )
 
     def app(self) -> Starlette:
         routes = [
@@ -113,9 +119,12 @@ class Ingress:
             Route("/playground", self.playground, methods=["POST"]),
             Route("/conversations", self.create_conversation, methods=["POST"]),
             Route("/conversations/{conversation_id}", self.get_conversation, methods=["GET"]),
+            Route("/artifacts/{artifact_id}", self.get_artifact, methods=["GET"]),
             Route("/documents", self.list_documents, methods=["GET"]),
             Route("/documents/{document_id}", self.get_document, methods=["GET"]),
             Route("/documents/{document_id}/passages/{chunk_id}", self.get_passage, methods=["GET"]),
+            # The reference web client: open like /healthz; the page sends credentials on its API calls.
+            Mount("/ui", app=UIStaticFiles(), name="ui"),
         ]
         trace = Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy)
         return Starlette(routes=routes, middleware=[trace])
@@ -253,7 +262,11 @@ class Ingress:
             version = await self._pin_index()
             result = await self.pipeline.answer(req, principal, route=family, prescreen=screen)  # type: ignore[arg-type]
             self._count(result)
-            return JSONResponse(result.body, headers=version)
+            body = result.body
+            if family == "v1" and req.offer_artifacts:  # v2 refuses the flag at validation (seed 000)
+                offered = await self.artifacts.offer(body, principal)
+                body = {**body, "artifacts": [a.model_dump(mode="json") for a in offered]}
+            return JSONResponse(body, headers=version)
 
         return await self._timed(route, run)
 
@@ -419,3 +432,21 @@ class Ingress:
             return JSONResponse(view.model_dump(mode="json"))
 
         return await self._timed("/documents/{id}/passages/{chunk_id}", run)
+
+    async def get_artifact(self, request: Request) -> Response:
+        async def run() -> Response:
+            principal, _, _ = await self._admit(request, None)
+            found = await self.artifacts.fetch(request.path_params["artifact_id"], principal)
+            if found is None:
+                raise errors.NotFound()
+            media = found.media_type
+            if media == "text/csv":
+                media += "; charset=utf-8"
+            headers = {
+                "Content-Disposition": f'attachment; filename="{found.name}"',
+                "Cache-Control": "private, no-store",
+                "X-Content-Type-Options": "nosniff",
+            }
+            return Response(found.content, media_type=media, headers=headers)
+
+        return await self._timed("/artifacts/{id}", run)

@@ -23,7 +23,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "answer": frozenset(),
     "agent": frozenset({"answer"}),
     "wire": frozenset({"answer"}),  # its type modules only, checked below
-    "catalog": frozenset({"guard", "conversation", "wire"}),
+    "catalog": frozenset({"answer", "guard", "conversation", "wire"}),
     "roles": frozenset({"guard", "agent", "answer", "conversation", "wire"}),
     "pipeline": frozenset({"roles", "guard", "agent", "answer", "conversation", "wire"}),
     "ingress": frozenset({"pipeline", "roles", "guard", "wire", "catalog"}),

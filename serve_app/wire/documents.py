@@ -1,10 +1,7 @@
 """Wire models of the citation routes (``GET /documents``, ``/documents/{id}``,
-``/documents/{id}/passages/{chunk_id}``) and of the v1 artifacts (``offer_artifacts``), with the pure
-conversions from the retriever's catalogue types."""
+``/documents/{id}/passages/{chunk_id}``), with the pure conversions from the retriever's catalogue types."""
 
 from __future__ import annotations
-
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -82,17 +79,6 @@ class PassageResponse(WireModel):
     before: list[PassageNeighbour] = Field(description="The preceding passages, nearest last.")
     after: list[PassageNeighbour] = Field(description="The following passages, nearest first.")
     citation: Citation
-
-
-class Artifact(WireModel):
-    id: str
-    name: str
-    media_type: Literal[
-        "text/csv", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-    ]
-    url: str = Field(description="Path of the fetch route; same credentials as the request that made it.")
-    expires_at: str
-    rows: int = Field(description="Data rows (the header row not counted).")
 
 
 def summary(info: DocumentInfo) -> DocumentSummary:

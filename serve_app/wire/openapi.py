@@ -36,7 +36,8 @@ REQUEST_MODELS: dict[str, type[BaseModel]] = {
 }
 
 
-MAY_BE_ABSENT = set(s.OPT_IN_FIELDS) | {"checked", "provenance"}  # search's provenance is opt-in too
+# search's provenance and v1's artifacts are opt-in too
+MAY_BE_ABSENT = set(s.OPT_IN_FIELDS) | {"checked", "provenance", "artifacts"}
 
 
 def _relax(node: Any) -> Any:
@@ -164,6 +165,19 @@ def _query_params() -> list[dict[str, Any]]:
     ]
 
 
+def _artifact_op() -> dict[str, Any]:
+    op = _get_op("A v1 artifact (CSV or XLSX), for the principal that asked, until it expires", "",
+                 [_path_param("artifact_id")])
+    op["responses"]["200"] = {
+        "description": "the file",
+        "content": {media: {"schema": {"type": "string", "contentMediaType": media}}
+                    for media in ("text/csv", s.XLSX_MEDIA_TYPE)},
+    }
+    op["responses"]["404"]["description"] = "unknown, another principal's, or expired"
+    del op["responses"]["422"]
+    return op
+
+
 def _playground_op() -> dict[str, Any]:
     op = _op(
         "Admin trial of one editorial prompt, never published", "PlaygroundRequest", "PlaygroundResponse"
@@ -229,6 +243,7 @@ def openapi_document() -> dict[str, Any]:
                 [_path_param("document_id"), _path_param("chunk_id")],
             )
         },
+        "/artifacts/{artifact_id}": {"get": _artifact_op()},
         "/healthz": {
             "get": {
                 "summary": "200 once every deployment answers; `model_servers` names each model server a "
