@@ -137,6 +137,11 @@ class V1Config(_Strict):
     min_kept_ratio: float = 0.5  # refuse the whole v1 answer when fewer verified sentences remain
 
 
+class ArtifactsConfig(_Strict):
+    # How long a v1 artifact (offer_artifacts) stays fetchable; then its fetch answers 404 and it is purged.
+    ttl_s: float = Field(3600.0, gt=0, le=7 * 24 * 3600)
+
+
 class LimitsConfig(_Strict):
     max_body_bytes: int = 65536
     requests_per_minute: int = 6000
@@ -336,6 +341,7 @@ class AppConfig(_Strict):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     v1: V1Config = Field(default_factory=V1Config)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    artifacts: ArtifactsConfig = Field(default_factory=ArtifactsConfig)
     selections: dict[str, SelectionConfig] = Field(default_factory=dict)
     policy_file: str = "configs/policy.yaml"
     api_key_hashes: list[str] = Field(default_factory=list)
