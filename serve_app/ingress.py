@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from serve_app import errors
 from serve_app.catalog.artifacts import ArtifactOffer
@@ -31,6 +31,7 @@ from serve_app.wire.responses import AnswerResult
 from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
 from serve_app.wire.sse import answer_frames, error_frame, event_frame
 from serve_app.wire.tracing import TraceMiddleware
+from serve_app.wire.ui import UIStaticFiles
 
 log = logging.getLogger("aceh_rag.ingress")
 KEEPALIVE = ": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
@@ -122,6 +123,8 @@ class Ingress:
             Route("/documents", self.list_documents, methods=["GET"]),
             Route("/documents/{document_id}", self.get_document, methods=["GET"]),
             Route("/documents/{document_id}/passages/{chunk_id}", self.get_passage, methods=["GET"]),
+            # The reference web client: open like /healthz; the page sends credentials on its API calls.
+            Mount("/ui", app=UIStaticFiles(), name="ui"),
         ]
         trace = Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy)
         return Starlette(routes=routes, middleware=[trace])

@@ -96,6 +96,19 @@ def test_health_metrics_openapi(graph: dict[str, Any]) -> None:
         assert _sample(metrics, agent_runs) >= 1
 
 
+def test_the_reference_client_is_served_without_credentials(graph: dict[str, Any]) -> None:
+    """/ui/ through Ray's proxy as in process: open, with its policy; the API it calls still needs the key."""
+    from serve_app.wire.ui import CONTENT_SECURITY_POLICY
+
+    for path, kind in (("/ui/", "text/html"), ("/ui/app.js", "text/javascript")):
+        response = httpx.get(graph["base"] + path, timeout=10)
+        assert response.status_code == 200, path
+        assert response.headers["content-type"].startswith(kind)
+        assert response.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    unauthenticated = httpx.post(graph["base"] + "/query/v2/stream", json={"query": "Halo"}, timeout=10)
+    assert unauthenticated.status_code == 401
+
+
 def _sample(metrics: str, name: str) -> float:
     """The value of one exposition line (0 when absent)."""
     for line in metrics.splitlines():
