@@ -44,6 +44,8 @@ _RELATIONS: dict[str, tuple[str, ...]] = {
     "revoke": ("mencabut", "dicabut", "pencabutan", "membatalkan"),
     "cite": ("merujuk", "mengacu", "menyebut", "rujukan"),
 }
+# Words of a statistics indicator: a question with one goes to the live statistics sources (BPS, the CKAN
+# portals) when they are configured, before the documents.
 _STATISTICS = (
     "penduduk",
     "kemiskinan",
@@ -54,6 +56,10 @@ _STATISTICS = (
     "ipm",
     "pengangguran",
     "statistik",
+    "persentase",
+    "indeks",
+    "produksi",
+    "pertumbuhan",
 )
 _QUANTITY = ("berapa", "jumlah", "total", "banyaknya", "besaran", "nilai")
 

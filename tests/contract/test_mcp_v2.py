@@ -38,7 +38,8 @@ def demo_url() -> Iterator[str]:
 
 
 def mcp_config(tmp: Path, index: Path, **server: Any) -> AppConfig:
-    entry = {"name": "demo", "allowed_tools": ["cari_statistik"], **server}
+    # A loaded test host may take seconds to start a stdio server; the hanging-server test sets its own.
+    entry = {"name": "demo", "allowed_tools": ["cari_statistik"], "timeout_s": 30.0, **server}
     hosts = [server["url"].split("//")[1].split("/")[0]] if "url" in server else []
     sources = SourcesConfig.model_validate({"egress_allowlist": hosts, "mcp": [entry]})
     cfg: AppConfig = config(tmp, index, sources=sources)

@@ -8,6 +8,9 @@ after every server restart or idle drop, and shared by concurrent requests; a de
 requests that a fresh connection would answer. Per call, a failing or hanging server costs only that call,
 and nothing of one request (a stuck stream, a server's state) reaches the next. The modern protocol also
 wants a tool listed by the client before it is called, so the listing is part of every session anyway.
+The price is paid over stdio, where every call starts the server process: on the 2-core test host, side by
+side, a demo call took 3.0 s over stdio and 0.2 s over streamable HTTP (p50 of 5, load 9-14). A server asked
+often belongs behind a URL.
 """
 
 from __future__ import annotations
