@@ -10,7 +10,8 @@ import pytest
 
 from models.base import ModelTimeout, ModelUnavailable
 from serve_app.agent.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
-from serve_app.agent.tools.open_data import EgressPolicy, OpenDataTool
+from serve_app.agent.tools.egress import EgressPolicy
+from serve_app.agent.tools.open_data import OpenDataTool
 from serve_app.agent.writers.embedded import EmbeddedWriter
 from serve_app.agent.writers.llm import LLMWriter
 from serve_app.answer.refusals import REFUSAL_TEXTS

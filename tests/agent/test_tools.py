@@ -16,7 +16,8 @@ from retrieval.types import Chunk
 from serve_app.agent.agent import Agent, AgentRequest, ToolsConfig
 from serve_app.agent.planner import Planner
 from serve_app.agent.tools.base import Evidence, ToolContext
-from serve_app.agent.tools.open_data import BpsTool, EgressPolicy, OpenDataTool
+from serve_app.agent.tools.egress import EgressPolicy
+from serve_app.agent.tools.open_data import BpsTool, OpenDataTool
 from serve_app.agent.tools.search import SummarizeTool
 from serve_app.agent.tools.sql import SqlQueryTool, UnsafeStatement, check_select
 from serve_app.agent.tools.table import TableQueryTool

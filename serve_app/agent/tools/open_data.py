@@ -7,7 +7,6 @@ retrieved_at}``.
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,20 +15,7 @@ import httpx
 
 from serve_app.agent.text import content_terms, term_matches, words, years
 from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
-
-
-class EgressPolicy:
-    """Hosts (``host`` or ``host:port``) the server may call. Empty: nothing is allowed."""
-
-    def __init__(self, allowed_hosts: Collection[str] = ()) -> None:
-        self.allowed = {h.lower() for h in allowed_hosts}
-
-    def allows(self, url: str) -> bool:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            return False
-        host = parts.hostname.lower()
-        return host in self.allowed or (parts.port is not None and f"{host}:{parts.port}" in self.allowed)
+from serve_app.agent.tools.egress import EgressPolicy
 
 
 def _now() -> str:
@@ -73,15 +59,13 @@ class _HttpTool(Tool):
         if not self.egress.allows(self.base_url):
             return ToolResult("not_allowed", note="egress_denied")
         try:
-            async with httpx.AsyncClient(timeout=self.timeout_s, transport=self.transport) as client:
+            async with self.egress.client(timeout_s=self.timeout_s, transport=self.transport) as client:
                 evidence = await self._read(client, str(args.get("query") or ctx.query))
         except (httpx.HTTPError, ValueError, KeyError, TypeError, IndexError):
             return ToolResult("unavailable", note=self.unavailable_note)
         return ToolResult("ok" if evidence else "empty", evidence)
 
     async def _get(self, client: httpx.AsyncClient, url: str, params: dict[str, Any]) -> Any:
-        if not self.egress.allows(url):  # redirects and composed URLs stay on the list too
-            raise httpx.HTTPError("egress refused")
         response = await client.get(url, params=params)
         response.raise_for_status()
         return response.json()
