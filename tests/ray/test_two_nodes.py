@@ -84,7 +84,7 @@ def cluster(demo_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
         finally:
             ray.shutdown()
             for node in reversed(nodes):  # the worker node first, then the head (GCS last)
-                node.stop()
+                node.remove()
 
 
 def _ask(client: httpx.Client, base: str) -> httpx.Response:

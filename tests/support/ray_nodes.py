@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -57,6 +58,11 @@ class RayNode:
                 time.sleep(0.2)
             if not self.pids():
                 return
+
+    def remove(self) -> None:
+        """Stop the node and delete its temp dir (sessions, logs, sockets)."""
+        self.stop()
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
 def _ports() -> list[str]:
