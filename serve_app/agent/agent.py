@@ -211,6 +211,7 @@ class Agent:
                 kind=ev.kind,
                 chunk=ev.chunk,
                 identity=dict(ev.identity),
+                aggregate=ev.aggregate,
             )
             cost = estimate_tokens(render_passage(passage))
             if cost <= room:

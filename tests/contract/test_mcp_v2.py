@@ -13,17 +13,13 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from retrieval.legal import find_references
 from retrieval.port import LocalRetrieverPort
-from serve_app.agent.agent import Agent, ToolsConfig
-from serve_app.agent.tools.egress import EgressPolicy
-from serve_app.agent.tools.mcp_tool import build_mcp_tools
 from serve_app.agent.writers.base import Writer
-from serve_app.agent.writers.embedded import EmbeddedWriter
 from serve_app.answer.refusals import REFUSAL_TEXTS, TOOL_NOTICES
 from serve_app.answer.segments import Segment
-from serve_app.config import AppConfig, SourcesConfig
+from serve_app.config import AppConfig, SourcesConfig, load_config
 from serve_app.runtime import factory
+from tests.conftest import API_KEY, REPO
 from tests.contract.checks import assert_v2_body, validate_against_schema
 from tests.support.mcp_servers import SECRET, demo_command, faulty_command, http_server
 from tests.support.service import BUDGET_QUESTION, TRUE_FIGURE, ScriptedWriter, config, key_of, post
@@ -38,7 +34,8 @@ def demo_url() -> Iterator[str]:
 
 
 def mcp_config(tmp: Path, index: Path, **server: Any) -> AppConfig:
-    entry = {"name": "demo", "allowed_tools": ["cari_statistik"], **server}
+    # A loaded test host may take seconds to start a stdio server; the hanging-server test sets its own.
+    entry = {"name": "demo", "allowed_tools": ["cari_statistik"], "timeout_s": 30.0, **server}
     hosts = [server["url"].split("//")[1].split("/")[0]] if "url" in server else []
     sources = SourcesConfig.model_validate({"egress_allowlist": hosts, "mcp": [entry]})
     cfg: AppConfig = config(tmp, index, sources=sources)
@@ -46,16 +43,9 @@ def mcp_config(tmp: Path, index: Path, **server: Any) -> AppConfig:
 
 
 def ask(cfg: AppConfig, retriever: Any, query: str, writer: Writer | None = None) -> dict[str, Any]:
-    port = LocalRetrieverPort(retriever)
-    agent = Agent(
-        port,
-        writer or EmbeddedWriter(),
-        tools=ToolsConfig(
-            find_references=find_references,
-            extra=build_mcp_tools(cfg.sources.mcp, EgressPolicy.from_config(cfg.sources)),
-        ),
-    )
-    pipeline = factory.build_pipeline(cfg, factory.Components(retriever=port, agent=agent))
+    """The answer of the in-process app the factory builds from ``cfg`` (its MCP tools included)."""
+    parts = factory.Components(retriever=LocalRetrieverPort(retriever), writer=writer)
+    pipeline = factory.build_pipeline(cfg, parts)
     app = factory.build_inprocess_app(cfg, retriever=retriever, pipeline=pipeline)
     with TestClient(app) as client:
         resp = post(client, "/query/v2", {"query": query, "include_provenance": True})
@@ -77,6 +67,22 @@ def assert_answered_through_mcp(body: dict[str, Any]) -> None:
     assert citation["period"] == "2024"
     assert citation["call"] == f'cari_statistik(query="{QUESTION}", tahun=2024)'
     assert citation["retrieved_at"].endswith("Z")
+
+
+def test_the_demo_config_answers_a_statistics_question_through_its_mcp_server(
+    tmp_path: Path, demo_index: Path, demo_retriever: Any
+) -> None:
+    """configs/demo_sources.yaml as shipped (its CKAN and BPS demo servers not started: they say so)."""
+    env = {
+        "ACEH_API_KEYS": API_KEY,
+        "ACEH_INDEX_DIR": str(demo_index),
+        "ACEH_DATABASE_URL": f"sqlite:///{tmp_path / 'aceh.db'}",
+    }
+    cfg = load_config(str(REPO / "configs" / "demo_sources.yaml"), env=env)
+    body = ask(cfg, demo_retriever, QUESTION)
+    assert_answered_through_mcp(body)
+    statuses = {a["tool"]: a["status"] for a in body["tool_call_audit"]}
+    assert statuses["mcp:demo:cari_statistik"] == "ok"
 
 
 def test_a_statistics_question_is_answered_through_mcp_over_stdio(

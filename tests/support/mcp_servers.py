@@ -38,7 +38,7 @@ class Spec:
     command: list[str] | None = None
     url: str | None = None
     allowed_tools: list[str] = field(default_factory=lambda: ["cari_statistik"])
-    timeout_s: float = 10.0
+    timeout_s: float = 30.0  # a loaded test host may take seconds to start a stdio server
     env: dict[str, str] = field(default_factory=dict)
 
 

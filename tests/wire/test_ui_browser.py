@@ -19,8 +19,12 @@ import pytest
 import uvicorn
 from playwright.sync_api import Browser, Page, Request, Route, expect, sync_playwright
 
+from serve_app.errors import NothingReadable
 from serve_app.runtime import factory
+from serve_app.wire.sse import error_frame, event_frame
 from tests.conftest import API_KEY, REPO
+from tests.contract.checks import parse_sse
+from tests.contract.stream_checks import assert_v2_stream
 from tests.contract.test_errors import JAILBREAK
 from tests.support.service import BUDGET_QUESTION, config
 from tests.wire.ui_streams import Piece, build
@@ -383,3 +387,35 @@ def test_another_schema_is_wholly_unverified(page: Page, service: str) -> None:
     _shot(page, "13-other-schema")
 
 
+
+
+def test_an_error_frame_after_the_tools_is_said_plainly(page: Page, service: str) -> None:
+    body = "".join([
+        event_frame("tool.started", {"call_id": "a1", "tool": "search", "arguments": {"query": "x"}}),
+        event_frame("tool.finished", {
+            "call_id": "a1", "tool": "search", "status": "error", "result_count": 0, "duration_ms": 1.0,
+        }),
+        error_frame(404, "not_found", NothingReadable.detail),
+    ])
+    assert_v2_stream(parse_sse(body))
+    _open(page, service)
+    _stream(page, body)
+    turn = _ask(page, "Ringkas anggaran.")
+    expect(turn.locator(".notice")).to_have_text(f"Galat 404: {NothingReadable.detail}")
+    expect(turn.locator(".banner")).to_contain_text("tanda verifikasi tidak diterima")
+    _shot(page, "14-error-frame")
+
+
+def test_figures_are_found_again_written_another_way(page: Page, service: str) -> None:
+    """The passage highlight: the same value with a scale word or in full, not a neighbouring one."""
+    page.goto(f"{service}/ui/")
+    found = page.evaluate(
+        """async () => {
+            const { highlightRanges } = await import("./figures.js");
+            const passage = "sebesar Rp871.667.219.294 dan Rp871.700.000.000 pada 2023";
+            const show = (claim) => highlightRanges(claim, passage).map((r) => passage.slice(r.start, r.end));
+            const claims = ["Rp871,67 miliar", "Rp871.667.219.294", "tahun 2023", "tanpa angka"];
+            return claims.map(show);
+        }"""
+    )
+    assert found == [["871.667.219.294"], ["871.667.219.294"], ["2023"], []]

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from retrieval.port import RetrieverPort
 from retrieval.types import Chunk
+from serve_app.answer.segments import Aggregate
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,7 @@ class Evidence:
     chunk: Chunk | None = None
     identity: dict[str, Any] = field(default_factory=dict)
     score: float = 0.0
+    aggregate: Aggregate | None = None  # a computed figure's rows (the judge recomputes it from them)
 
     @property
     def dedupe_key(self) -> str:

@@ -54,7 +54,8 @@ function gap(answer, start, end) {
  */
 export function layOut(answer, annotations, { schema, complete }) {
   const whole = { trusted: false, ranges: answer ? [{ start: 0, end: answer.length, type: "uncovered" }] : [] };
-  if (schema !== SCHEMA || !annotations) return { ...whole, why: schema !== SCHEMA ? "schema" : "annotations" };
+  if (!annotations) return { ...whole, why: "annotations" };
+  if (schema !== SCHEMA) return { ...whole, why: "schema" };
   const spans = [
     ...(annotations.claims || []).map((c, i) => ({ start: c.start_utf16, end: c.end_utf16, type: "claim", claim: i })),
     ...(annotations.framing || []).map((f) => ({ start: f.start_utf16, end: f.end_utf16, type: "framing" })),
