@@ -26,17 +26,18 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 VLLM_VERSION := 0.32.0
 
-.PHONY: install index serve test lint bench readme schemas clean vllm model serve-llm chromium
+.PHONY: install index serve test lint bench readme schemas client-models ts clean vllm model serve-llm chromium
 
 install: $(STAMP)
 
 # torch is pinned here, not in pyproject.toml: 2.13.0 is the CPU wheel this machine carries, an
 # unpinned torch would pull several GB of CUDA builds.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[cpu,dev]'
+	$(BIN)/pip install -q -e clients/python
 	touch $(STAMP)
 
 # vLLM for CPUs in an environment of its own: it pins a transformers older than the project's. Its
@@ -87,6 +88,10 @@ lint: install
 
 schemas: install
 	$(BIN)/python -m serve_app.wire.schema_export
+
+# The Python client's wire models, generated from the committed JSON Schemas (run after `make schemas`).
+client-models: install
+	$(BIN)/python clients/python/codegen.py
 
 bench: index
 	$(BIN)/aceh-rag bench --help

@@ -23,6 +23,8 @@ RESPONSE_MODELS: dict[str, type[BaseModel]] = {
     "playground_response": s.PlaygroundResponse,
     "search_response": s.SearchResponse,
     "error": s.ErrorBody,
+    "conversation_created": s.ConversationCreated,
+    "conversation_view": s.ConversationView,
     "document_list": d.DocumentList,
     "document_view": d.DocumentView,
     "passage_response": d.PassageResponse,
