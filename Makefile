@@ -26,7 +26,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 VLLM_VERSION := 0.32.0
 
-.PHONY: install index serve test lint bench readme schemas client-models ts clean vllm model serve-llm chromium
+.PHONY: install index serve test lint bench readme schemas client-models ts clean vllm model serve-llm chromium kuberay lock
 
 install: $(STAMP)
 
@@ -106,6 +106,18 @@ bench: index
 # The README's benchmark table, from benchmarks/results/*.json (tests/bench/test_readme.py checks it).
 readme: install
 	$(BIN)/python -m benchmarks.readme_table
+
+# The KubeRay RayService manifest from configs/serve_deploy.yaml (tests/runtime/test_kuberay.py compares);
+# IMAGE_CPU / IMAGE_GPU name the images built from deploy/Dockerfile.cpu and deploy/Dockerfile.gpu.
+IMAGE_CPU ?= aceh-rag:0.1.0-cpu
+IMAGE_GPU ?= aceh-rag:0.1.0-gpu
+kuberay: install
+	$(BIN)/python -m serve_app.runtime.kuberay --image-cpu $(IMAGE_CPU) --image-gpu $(IMAGE_GPU) \
+	  --out deploy/kuberay/rayservice.yaml
+
+# deploy/requirements-cpu.txt: aceh-rag[cpu]'s dependencies pinned to this environment (the CPU image's).
+lock: install
+	$(BIN)/python deploy/lock_requirements.py
 
 clean:
 	rm -rf .aceh
