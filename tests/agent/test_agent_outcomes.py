@@ -4,11 +4,14 @@ tools that time out, fail, exceed the budget or return nothing."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from models.base import ModelTimeout, ModelUnavailable
+from retrieval.port import LocalRetrieverPort
+from retrieval.retriever import Retriever
+from serve_app import errors
 from serve_app.agent.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
 from serve_app.agent.tools.open_data import EgressPolicy, OpenDataTool
 from serve_app.agent.writers.embedded import EmbeddedWriter
@@ -184,6 +187,40 @@ def test_failing_search_is_a_404() -> None:
     outcome = run(agent_with(broken, EmbeddedWriter()))
     assert outcome.error == "not_found"
     assert [a["status"] for a in outcome.tool_call_audit] == ["error"]
+
+
+class _GoneAfterSearch(LocalRetrieverPort):
+    """A retriever replica that died: every call raises what the port of a dead replica raises. With
+    ``empty_search`` the search still answers (nothing found) and only the later scope check meets it."""
+
+    def __init__(self, retriever: FakeRetriever, *, empty_search: bool) -> None:
+        super().__init__(cast(Retriever, retriever))
+        self.empty_search = empty_search
+
+    async def search(self, query: str, **kwargs: Any) -> list[Any]:
+        if self.empty_search:
+            return []
+        raise errors.NotReady()
+
+    async def documents(self) -> list[Any]:
+        raise errors.NotReady()
+
+
+@pytest.mark.parametrize("empty_search", [False, True], ids=["search", "scope-check"])
+def test_a_retriever_gone_is_not_ready_never_nothing_readable(empty_search: bool) -> None:
+    port = _GoneAfterSearch(FakeRetriever(corpus_chunks()), empty_search=empty_search)
+    events: list[str] = []
+
+    async def sink(event: dict[str, Any]) -> None:
+        events.append(event["event"])
+
+    request = AgentRequest(query=QUESTION, document_ids=frozenset({"qanun-apba-2023"}))
+    outcome = asyncio.run(
+        Agent(port, EmbeddedWriter()).run(request, budget=make_budget(), on_event=sink)
+    )
+    assert outcome.error == "not_ready" and outcome.refusal is None and outcome.segments == []
+    assert [a["status"] for a in outcome.tool_call_audit][:1] == ["empty" if empty_search else "error"]
+    assert events[:2] == ["tool.started", "tool.finished"]
 
 
 def test_search_stopped_at_the_tool_deadline_is_a_404() -> None:

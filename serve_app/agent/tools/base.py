@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from retrieval.port import RetrieverPort
 from retrieval.types import Chunk
+from serve_app import errors
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,9 @@ def _iso(ts: float) -> str:
 
 
 class ToolRunner:
-    """Runs tools under a deadline; every run lands in ``audit`` and emits its two events."""
+    """Runs tools under a deadline; every run lands in ``audit`` and emits its two events. A failing tool is
+    a status, except when the role behind it is gone (:class:`~serve_app.errors.NotReady`): that ends the
+    request, after the audit and ``tool.finished``."""
 
     def __init__(self, *, on_event: EventSink | None = None, timeout_s: float = 8.0) -> None:
         self.on_event = on_event
@@ -135,6 +138,7 @@ class ToolRunner:
         shown_args = jsonable(args)
         await self._emit("tool.started", {"call_id": call_id, "tool": tool.name, "arguments": shown_args})
         timeout = min(self.timeout_s, deadline - started)
+        lost: errors.NotReady | None = None
         if timeout <= 0:
             result = ToolResult("timeout")
         else:
@@ -142,6 +146,8 @@ class ToolRunner:
                 result = await asyncio.wait_for(tool.run(args, ctx), timeout=timeout)
             except TimeoutError:
                 result = ToolResult("timeout")
+            except errors.NotReady as exc:  # the role behind the tool is gone: raised below, after the audit
+                lost, result = exc, ToolResult("error")
             except Exception as exc:  # a failing tool is a status, never a crash of the request
                 log.warning("tool %s failed: %r", tool.name, exc)
                 result = ToolResult("error")
@@ -167,4 +173,6 @@ class ToolRunner:
                 "duration_ms": duration_ms,
             },
         )
+        if lost is not None:
+            raise lost
         return result
