@@ -12,6 +12,8 @@ Outcome rules, in the order they are checked:
 * A role the agent calls is gone (its replica died: the retriever under a tool, the guard's passage screen;
   :class:`~serve_app.errors.NotReady` from the port) → ``error "not_ready"`` (503): the service failed, not
   the corpus, so it is never answered as "nothing readable".
+* Past the agent deadline before the first tool call (the request waited that long, e.g. in the queue of an
+  Agent replica being replaced) → the budget refusal below, never "nothing readable": no tool ran.
 * Nothing readable fits the context budget (with the prompt, history and output reserve) →
   ``context_budget_exhausted``: nothing written, nothing checked.
 * Past the agent deadline, or no model call left for the agent → ``model_timeout`` when a model call timed
@@ -139,6 +141,8 @@ class Agent:
         room = self._passage_room(req, budget)
         if room < 0 or (plan.calls and room == 0):  # the prompt and history alone fill the context
             return self._refuse(out, "context_budget_exhausted")
+        if plan.calls and budget.agent_expired():  # it waited its whole time before a tool could start
+            return self._refuse(out, "model_timeout" if budget.timed_out else "query_budget_exhausted")
 
         results = await self._run_tools(req, plan, budget, room, on_event, out)
         passages: list[Passage] = []

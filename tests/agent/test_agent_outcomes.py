@@ -138,6 +138,23 @@ def test_search_stopped_at_the_agent_deadline_is_a_404() -> None:
     assert outcome.tool_call_audit[0]["status"] == "timeout"
 
 
+def test_agent_deadline_passed_before_any_tool_is_budget_exhausted_not_404(retriever: FakeRetriever) -> None:
+    """A request that waited its whole time before the agent could start (queued for an Agent replica being
+    replaced): no tool runs, so "nothing readable" would be untrue."""
+    budget = make_budget(deadline_s=10.0, judge_share=0.5)
+    budget.started_at -= 6.0  # 6 s of the agent's 5 went by before it was reached
+    budget.deadline -= 6.0
+    events: list[str] = []
+
+    async def sink(event: dict[str, Any]) -> None:
+        events.append(event["event"])
+
+    agent = agent_with(retriever, EmbeddedWriter())
+    outcome = asyncio.run(agent.run(AgentRequest(query=QUESTION), budget=budget, on_event=sink))
+    assert_refusal(outcome, "query_budget_exhausted")
+    assert not outcome.tool_executed and outcome.tool_call_audit == [] and events == []
+
+
 def test_output_limit_on_the_forced_round_of_a_reasked_follow_up(retriever: FakeRetriever) -> None:
     engine = ScriptedEngine([("length", None)])
     outcome = run(agent_with(retriever, LLMWriter(engine)), follow_up_reasked=True)
