@@ -53,6 +53,11 @@ class RetrieverPort(Protocol):
 
     async def chunk(self, chunk_id: str) -> Chunk | None: ...
 
+    async def reachable(self) -> bool:
+        """Whether the retriever answers at all now (asked after a call ran out of time: a retriever that is
+        gone, e.g. a replica being replaced, is a service failure, not a search that found nothing)."""
+        ...
+
 
 # The index version a request holds (port, retriever): set by ``pin`` in the request's task, so every later
 # call of the request, and the tasks it starts, read the same version (retrieval.live).
@@ -84,6 +89,9 @@ class LocalRetrieverPort:
 
     async def index_version(self) -> str:
         return version_of(self.retriever)
+
+    async def reachable(self) -> bool:
+        return True  # in this process: as reachable as the caller
 
     async def search(
         self,

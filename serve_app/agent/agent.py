@@ -10,8 +10,9 @@ Outcome rules, in the order they are checked:
   the scope's documents no longer indexed (``source_scope_unavailable``), or an off/unreachable live source
   with nothing else found (``mcp_source_unavailable``).
 * A role the agent calls is gone (its replica died: the retriever under a tool, the guard's passage screen;
-  :class:`~serve_app.errors.NotReady` from the port) → ``error "not_ready"`` (503): the service failed, not
-  the corpus, so it is never answered as "nothing readable".
+  :class:`~serve_app.errors.NotReady` from the port), or a tool ran out of time while the retriever does not
+  answer its reachability probe (no replica up) → ``error "not_ready"`` (503): the service failed, not the
+  corpus, so it is never answered as "nothing readable".
 * Past the agent deadline before the first tool call (the request waited that long, e.g. in the queue of an
   Agent replica being replaced) → the budget refusal below, never "nothing readable": no tool ran.
 * Nothing readable fits the context budget (with the prompt, history and output reserve) →

@@ -240,6 +240,30 @@ def test_a_retriever_gone_is_not_ready_never_nothing_readable(empty_search: bool
     assert events[:2] == ["tool.started", "tool.finished"]
 
 
+class _Hangs(LocalRetrieverPort):
+    """Every search waits past the tool deadline; ``up`` is what the reachability probe says."""
+
+    def __init__(self, retriever: FakeRetriever, *, up: bool) -> None:
+        super().__init__(cast(Retriever, retriever))
+        self.up = up
+
+    async def search(self, query: str, **kwargs: Any) -> list[Any]:
+        await asyncio.sleep(5.0)
+        return []
+
+    async def reachable(self) -> bool:
+        return self.up
+
+
+@pytest.mark.parametrize("up", [True, False], ids=["slow-search", "retriever-not-answering"])
+def test_a_search_timeout_is_404_only_while_the_retriever_answers(up: bool) -> None:
+    agent = Agent(_Hangs(FakeRetriever(corpus_chunks()), up=up), EmbeddedWriter(),
+                  tools=ToolsConfig(tool_timeout_s=0.05))
+    outcome = run(agent)
+    assert outcome.error == ("not_found" if up else "not_ready")
+    assert outcome.tool_call_audit[0]["status"] == "timeout"
+
+
 def test_search_stopped_at_the_tool_deadline_is_a_404() -> None:
     slow = FakeRetriever(corpus_chunks(), delay_s=0.5)
     outcome = run(agent_with(slow, EmbeddedWriter(), tool_timeout_s=0.05))

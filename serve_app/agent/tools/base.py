@@ -117,8 +117,9 @@ def _iso(ts: float) -> str:
 
 class ToolRunner:
     """Runs tools under a deadline; every run lands in ``audit`` and emits its two events. A failing tool is
-    a status, except when the role behind it is gone (:class:`~serve_app.errors.NotReady`): that ends the
-    request, after the audit and ``tool.finished``."""
+    a status, except when the role behind it is gone (:class:`~serve_app.errors.NotReady`, or a timeout
+    while the retriever does not answer its probe): that ends the request, after the audit and
+    ``tool.finished``."""
 
     def __init__(self, *, on_event: EventSink | None = None, timeout_s: float = 8.0) -> None:
         self.on_event = on_event
@@ -146,6 +147,8 @@ class ToolRunner:
                 result = await asyncio.wait_for(tool.run(args, ctx), timeout=timeout)
             except TimeoutError:
                 result = ToolResult("timeout")
+                if not await ctx.retriever.reachable():  # waited on a retriever that is not there
+                    lost = errors.NotReady()
             except errors.NotReady as exc:  # the role behind the tool is gone: raised below, after the audit
                 lost, result = exc, ToolResult("error")
             except Exception as exc:  # a failing tool is a status, never a crash of the request
