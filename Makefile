@@ -26,7 +26,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 VLLM_VERSION := 0.32.0
 
-.PHONY: install index serve test lint bench readme schemas clean vllm model serve-llm
+.PHONY: install index serve test lint bench readme schemas clean vllm model serve-llm chromium
 
 install: $(STAMP)
 
@@ -69,9 +69,17 @@ serve: index
 	@echo "aceh-rag: serving $(or $(ACEH_CORPUS),the index) from $(ACEH_INDEX_DIR) at http://127.0.0.1:$${ACEH_PORT:-8000} (X-API-Key: one of ACEH_API_KEYS)"
 	ACEH_CORPUS="$(ACEH_CORPUS)" $(BIN)/aceh-rag serve
 
-# The llm tests start one real vLLM server (tests/llm/), so the test run needs vLLM and the model.
-test: install vllm model
+# The llm tests start one real vLLM server (tests/llm/), so the test run needs vLLM and the model; the
+# reference web client's browser tests need Debian's chromium.
+test: install vllm model chromium
 	$(BIN)/python -m pytest -q
+
+# Debian's chromium for the browser tests (Playwright drives it; no browser download), with an emoji font so
+# the screenshots of non-BMP answers show their characters. Installing needs root, as CI runs.
+chromium:
+	@command -v chromium >/dev/null && test -d /usr/share/fonts/truetype/noto || \
+	  (apt-get install -y -q chromium fonts-noto-color-emoji || \
+	   (apt-get update -q && apt-get install -y -q chromium fonts-noto-color-emoji))
 
 lint: install
 	$(BIN)/ruff check .

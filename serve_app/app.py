@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict
 from ray import serve
 from ray.serve import Application
 
+from retrieval import catalog
+from retrieval.catalog import DocumentOutline, DocumentPage, DocumentQuery, PassageView
 from retrieval.live import version_of
 from serve_app.agent.agent import AgentOutcome, AgentRequest
 from serve_app.answer.annotation import Annotation
@@ -111,6 +113,21 @@ class RetrieverDeployment(_Component):
 
     async def chunk(self, chunk_id: str) -> Any:
         return self.retriever.chunk(chunk_id)
+
+    async def find_documents(self, query: DocumentQuery) -> DocumentPage:
+        return catalog.find_documents(self.retriever, query)
+
+    async def document_outline(
+        self, document_id: str, *, visible: frozenset[str] | None = None
+    ) -> DocumentOutline | None:
+        return catalog.document_outline(self.retriever, document_id, visible=visible)
+
+    async def passage(
+        self, document_id: str, chunk_id: str, *, neighbours: int = 1, visible: frozenset[str] | None = None
+    ) -> PassageView | None:
+        return catalog.passage_view(
+            self.retriever, document_id, chunk_id, neighbours=neighbours, visible=visible
+        )
 
 
 @serve.deployment(name="JudgePool")

@@ -4,8 +4,11 @@ environment variables of DESIGN.md. Every start-up problem becomes one :class:`C
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal, get_args
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -15,6 +18,7 @@ from models.embeddings import DEFAULT_MAX_SEQ_LENGTH
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = REPO_ROOT / "configs" / "default.yaml"
 ENGINE_KINDS = ("embedded", "openai", "transformers")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ConfigError(Exception):
@@ -133,6 +137,11 @@ class V1Config(_Strict):
     min_kept_ratio: float = 0.5  # refuse the whole v1 answer when fewer verified sentences remain
 
 
+class ArtifactsConfig(_Strict):
+    # How long a v1 artifact (offer_artifacts) stays fetchable; then its fetch answers 404 and it is purged.
+    ttl_s: float = Field(3600.0, gt=0, le=7 * 24 * 3600)
+
+
 class LimitsConfig(_Strict):
     max_body_bytes: int = 65536
     requests_per_minute: int = 6000
@@ -194,6 +203,137 @@ class ServeConfig(_Strict):
         return role in self.colocate
 
 
+# ------------------------------------------------------------------ live sources (all off by default)
+
+_HOST_ENTRY = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?$|^\[[0-9a-f:.]+\](:[0-9]{1,5})?$")
+
+
+def host_allowed(allowlist: Collection[str], url: str) -> bool:
+    """Whether an http(s) URL's host (or host:port) is on the egress allowlist; the one matching rule, used
+    by config validation and by the egress policy that every live-source call goes through."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    host = parts.hostname.lower()
+    shown = f"[{host}]" if ":" in host else host
+    allowed = {a.lower() for a in allowlist}
+    return shown in allowed or (port is not None and f"{shown}:{port}" in allowed)
+
+
+class SqlSourceConfig(_Strict):
+    """A structured source read through ``sql_query``: SQLite (opened ``mode=ro``) or PostgreSQL (read-only
+    role, READ ONLY transaction with ``statement_timeout``)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    url: str = Field(min_length=1)
+    tables: list[str] | None = None  # None: every table (of ``schema`` when set)
+    db_schema: str | None = Field(None, alias="schema")  # "schema" would shadow a BaseModel attribute
+    max_rows: int = Field(200, ge=1, le=10000)
+    timeout_s: float = Field(5.0, gt=0, le=300)
+
+    @field_validator("url")
+    @classmethod
+    def _read_only_dialect(cls, value: str) -> str:
+        # Only these two have a read-only mode this service enforces; another dialect would run unguarded.
+        if not re.match(r"^(sqlite|postgresql)(\+[a-z0-9_]+)?://", value):
+            raise ValueError("only sqlite:/// and postgresql:// URLs are read-only here")
+        return value
+
+    @field_validator("tables")
+    @classmethod
+    def _identifiers(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or []:
+            if not _IDENTIFIER.match(name):
+                raise ValueError(f"'{name}' is not a plain table name")
+        return value
+
+    @field_validator("db_schema")
+    @classmethod
+    def _schema_identifier(cls, value: str | None) -> str | None:
+        if value is not None and not _IDENTIFIER.match(value):
+            raise ValueError(f"'{value}' is not a plain schema name")
+        return value
+
+
+class CkanPortalConfig(_Strict):
+    """A CKAN portal (OpenData, SatuData) read with ``package_search`` then ``datastore_search``."""
+
+    name: str = Field(min_length=1)
+    base_url: str = Field(min_length=1)
+    organization: str | None = None  # CKAN organisation name: only its datasets are searched
+    timeout_s: float = Field(5.0, gt=0, le=300)
+
+
+class BpsConfig(_Strict):
+    """The BPS WebAPI. Its key comes from the environment variable ``key_env``, never from this file."""
+
+    base_url: str = Field(min_length=1)
+    key_env: str = Field("ACEH_BPS_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    domain: str | None = Field(None, pattern=r"^[0-9]{4}$")  # None: 1100, the Aceh province
+    timeout_s: float = Field(5.0, gt=0, le=300)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_key_in_file(cls, data: Any) -> Any:
+        if isinstance(data, dict) and ({"key", "api_key"} & set(data)):
+            raise ValueError("the BPS key is never read from the config file; put it in the environment "
+                             "variable named by key_env")
+        return data
+
+
+class McpServerConfig(_Strict):
+    """An MCP server: a stdio ``command`` or a streamable HTTP ``url``, and the tools allowed from it."""
+
+    name: str = Field(min_length=1)
+    command: list[str] | None = Field(None, min_length=1)
+    url: str | None = None
+    allowed_tools: list[str] = Field(min_length=1)
+    timeout_s: float = Field(10.0, gt=0, le=300)
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(f"MCP server '{self.name}' needs exactly one of command (stdio) or url (HTTP)")
+        return self
+
+
+class SourcesConfig(_Strict):
+    egress_allowlist: list[str] = Field(default_factory=list)  # model servers are configured separately
+    sql: SqlSourceConfig | None = None
+    ckan: list[CkanPortalConfig] = Field(default_factory=list)
+    bps: BpsConfig | None = None
+    mcp: list[McpServerConfig] = Field(default_factory=list)
+
+    @field_validator("egress_allowlist")
+    @classmethod
+    def _entries(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            if not _HOST_ENTRY.match(entry.lower()):
+                raise ValueError(f"'{entry}' is not a host or host:port (no scheme, no path)")
+        return [entry.lower() for entry in value]
+
+    @model_validator(mode="after")
+    def _urls_on_allowlist(self) -> SourcesConfig:
+        urls = [(f"ckan '{p.name}'", p.base_url) for p in self.ckan]
+        urls += [("bps", self.bps.base_url)] if self.bps is not None else []
+        urls += [(f"mcp '{m.name}'", m.url) for m in self.mcp if m.url is not None]
+        for what, url in urls:
+            if not re.match(r"^https?://", url):
+                raise ValueError(f"{what} URL {url} must start with http:// or https://")
+            if not host_allowed(self.egress_allowlist, url):
+                raise ValueError(f"{what} URL {url} is not on sources.egress_allowlist")
+        for kind, names in (("ckan", [p.name for p in self.ckan]), ("mcp", [m.name for m in self.mcp])):
+            if len(set(names)) != len(names):
+                raise ValueError(f"two {kind} entries share a name; each needs its own")
+        return self
+
+
 class AppConfig(_Strict):
     roles: RolesConfig = Field(default_factory=RolesConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
@@ -201,12 +341,14 @@ class AppConfig(_Strict):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     v1: V1Config = Field(default_factory=V1Config)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    artifacts: ArtifactsConfig = Field(default_factory=ArtifactsConfig)
     selections: dict[str, SelectionConfig] = Field(default_factory=dict)
     policy_file: str = "configs/policy.yaml"
     api_key_hashes: list[str] = Field(default_factory=list)
     history_exchanges: int = 6
     serve: ServeConfig = Field(default_factory=ServeConfig)
     model_servers: list[ModelServerConfig] = Field(default_factory=list)
+    sources: SourcesConfig = Field(default_factory=SourcesConfig)
     # Filled from the environment (DESIGN.md "Fixed interfaces"), never from YAML.
     port: int = 8000
     api_keys: str | None = None

@@ -50,6 +50,8 @@ from serve_app.budget import RequestBudget
 EventSink = Callable[[dict[str, Any]], Awaitable[None]]
 PassageScreen = Callable[[str], bool] | Callable[[str], Awaitable[bool]]
 _LIVE_SOURCES = ("open_data", "bps", "sql_query")
+# What a live source that did not answer returns (the runner's own timeout and caught failure included).
+_SOURCE_DOWN = ("unavailable", "disabled", "not_allowed", "timeout", "error")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,8 +158,18 @@ class Agent:
                 return self._refuse(out, "context_budget_exhausted")
             out.passages = {p.key: p for p in passages}
             out.tool = _main_tool(results, evidence, passages) or out.tool
-        out.notices = [TOOL_NOTICES[r.note] for _, r in results if r.note in TOOL_NOTICES]
-        return await self._write(req, plan, passages, budget, out)
+        out.notices = list(dict.fromkeys(TOOL_NOTICES[r.note] for _, r in results if r.note in TOOL_NOTICES))
+        out = await self._write(req, plan, passages, budget, out)
+        if (
+            out.refusal is None
+            and out.error is None
+            and self._live_source_down(results)
+            and not any(s.kind == "fact" for s in out.segments)
+        ):
+            # The answer depended on the live source: what else was read states nothing that answers the
+            # question, so the source's absence is the answer, not "not found in the documents".
+            return self._refuse(out, "mcp_source_unavailable")
+        return out
 
     async def _run_tools(
         self,
@@ -221,6 +233,7 @@ class Agent:
                 kind=ev.kind,
                 chunk=ev.chunk,
                 identity=dict(ev.identity),
+                aggregate=ev.aggregate,
             )
             cost = estimate_tokens(render_passage(passage))
             if cost <= room:
@@ -234,10 +247,7 @@ class Agent:
         statuses = {r.status for _, r in results}
         if "out_of_scope" in statuses:
             return self._refuse(out, "source_out_of_scope")
-        if any(
-            name in _LIVE_SOURCES and r.status in ("unavailable", "disabled", "not_allowed")
-            for name, r in results
-        ):
+        if self._live_source_down(results):
             return self._refuse(out, "mcp_source_unavailable")
         if req.document_ids and "empty" in statuses:
             try:
@@ -297,6 +307,14 @@ class Agent:
         return self._refuse(out, "unparseable_completion")
 
     # ------------------------------------------------------------------ helpers
+
+    def _live_source_down(self, results: list[tuple[str, ToolResult]]) -> bool:
+        """A live source the plan read did not answer (off, refused, unreachable, failed or timed out)."""
+        return any(
+            (name in _LIVE_SOURCES or (name in self.tools and self.tools[name].live_source))
+            and r.status in _SOURCE_DOWN
+            for name, r in results
+        )
 
     def _passage_room(self, req: AgentRequest, budget: RequestBudget) -> int:
         """Context tokens left for passages after the prompt, the history and the output reserve."""

@@ -118,9 +118,11 @@ def cmd_ingest(cfg: AppConfig, args: argparse.Namespace) -> int:
 
 
 def cmd_serve(cfg: AppConfig, args: argparse.Namespace) -> int:
-    from serve_app.runtime.serve_runner import run_forever
+    from serve_app.runtime.serve_runner import GRAPH_PROCESS_ENV, run_forever
 
-    if not cfg.model_servers:
+    # run_forever runs the graph in a child `aceh-rag serve`: that child uses the model servers this process
+    # started (starting them again found the port taken and stopped the graph before it ran).
+    if not cfg.model_servers or os.environ.get(GRAPH_PROCESS_ENV) == "1":
         return run_forever(cfg, config_arg=args.config)
     from serve_app.runtime.model_servers import running_model_servers
 

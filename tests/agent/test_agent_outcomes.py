@@ -13,7 +13,8 @@ from retrieval.port import LocalRetrieverPort
 from retrieval.retriever import Retriever
 from serve_app import errors
 from serve_app.agent.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
-from serve_app.agent.tools.open_data import EgressPolicy, OpenDataTool
+from serve_app.agent.tools.ckan import CkanPortal, OpenDataTool
+from serve_app.agent.tools.egress import EgressPolicy
 from serve_app.agent.writers.embedded import EmbeddedWriter
 from serve_app.agent.writers.llm import LLMWriter
 from serve_app.answer.refusals import REFUSAL_TEXTS
@@ -287,7 +288,8 @@ def test_scope_no_longer_indexed(retriever: FakeRetriever) -> None:
 def test_unreachable_live_source_with_nothing_else(retriever: FakeRetriever) -> None:
     port = free_port()
     portal = OpenDataTool(
-        f"http://127.0.0.1:{port}", egress=EgressPolicy([f"127.0.0.1:{port}"]), enabled=True, timeout_s=1.0
+        [CkanPortal("Open Data", f"http://127.0.0.1:{port}", timeout_s=1.0)],
+        egress=EgressPolicy([f"127.0.0.1:{port}"]),
     )
     outcome = run(
         agent_with(retriever, EmbeddedWriter(), extra=[portal]), query="Berapa jumlah penduduk miskin zzqx?"
@@ -299,7 +301,8 @@ def test_unreachable_live_source_with_nothing_else(retriever: FakeRetriever) -> 
 def test_unreachable_live_source_says_so_when_documents_answer(retriever: FakeRetriever) -> None:
     port = free_port()
     portal = OpenDataTool(
-        f"http://127.0.0.1:{port}", egress=EgressPolicy([f"127.0.0.1:{port}"]), enabled=True, timeout_s=1.0
+        [CkanPortal("Open Data", f"http://127.0.0.1:{port}", timeout_s=1.0)],
+        egress=EgressPolicy([f"127.0.0.1:{port}"]),
     )
     outcome = run(
         agent_with(retriever, EmbeddedWriter(), extra=[portal]), query="Statistik anggaran pendidikan 2023"

@@ -109,6 +109,33 @@ def test_port_in_use(env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.
     assert "already in use" in _one_sentence(capsys.readouterr().err)
 
 
+def test_the_graph_process_uses_the_model_servers_its_parent_started(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from serve_app.runtime import serve_runner
+
+    config = env / "llm.yaml"
+    config.write_text(
+        "model_servers: [{name: m, port: 8011, python: no-such-venv/bin/python}]\n"
+        "roles:\n  judge: {engine: openai, base_url: http://127.0.0.1:8011/v1, model: m}\n"
+    )
+    monkeypatch.setenv("ACEH_CONFIG", str(config))
+    graphs: list[object] = []
+
+    def run_graph(cfg: object, *, config_arg: str | None = None) -> int:
+        graphs.append(cfg)
+        return 0
+
+    monkeypatch.setattr(serve_runner, "run_forever", run_graph)
+    monkeypatch.delenv(serve_runner.GRAPH_PROCESS_ENV, raising=False)
+    # `aceh-rag serve` itself starts its model servers before the graph (here their Python is missing)
+    assert main(["serve"]) == 2
+    assert "make vllm" in _one_sentence(capsys.readouterr().err) and graphs == []
+    # the graph's own process, which run_forever starts, finds them started and only runs the graph
+    monkeypatch.setenv(serve_runner.GRAPH_PROCESS_ENV, "1")
+    assert main(["serve"]) == 0 and len(graphs) == 1
+
+
 def test_missing_index(
     env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
