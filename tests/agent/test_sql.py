@@ -132,8 +132,12 @@ def test_rows_are_limited_and_a_long_query_is_stopped(sqlite_db: str) -> None:
 
 
 def test_only_configured_tables_are_planned_or_read(sqlite_db: str) -> None:
+    everything = SqlQueryTool(sqlite_db)
+    assert [p.table for p in everything.plan("token s3cr3t")] == ["secret"]
+    everything._db().dispose()
     tool = SqlQueryTool(sqlite_db, tables=["belanja"])
-    assert [p.table for p in tool.plan("token s3cr3t pendidikan")] == ["belanja"]
+    assert tool.plan("token s3cr3t") == []
+    assert [p.table for p in tool.plan("belanja pendidikan")] == ["belanja"]
     with pytest.raises(UnsafeStatement, match="secret"):
         tool.execute("SELECT token FROM secret", {})
     tool._db().dispose()
@@ -231,4 +235,24 @@ def test_postgres_reads_as_a_select_only_role_in_a_read_only_transaction(
         tool.execute("SELECT pg_sleep(5)", {})
     with pytest.raises(Exception, match="permission denied"):
         tool.execute(f"SELECT * FROM {pg_source['schema']}.secret", {})
+    tool._db().dispose()
+
+
+def test_a_question_the_sql_source_cannot_answer_falls_back_to_search(
+    sqlite_db: str, retriever: FakeRetriever
+) -> None:
+    from serve_app.agent.agent import Agent, AgentRequest, ToolsConfig
+    from serve_app.agent.writers.embedded import EmbeddedWriter
+    from tests.support.agents import fake_find_references
+    from tests.support.answers import make_budget
+
+    tool = SqlQueryTool(sqlite_db, tables=["belanja"])
+    agent = Agent(
+        port_of(retriever), EmbeddedWriter(),
+        tools=ToolsConfig(find_references=fake_find_references, extra=[tool]),
+    )
+    assert agent.planner.plan("Berapa anggaran pendidikan?").calls[0].tool == "sql_query"
+    outcome = asyncio.run(agent.run(AgentRequest(query="Berapa jumlah kursi DPRA?"), budget=make_budget()))
+    audit = [(a["tool"], a["status"]) for a in outcome.tool_call_audit]
+    assert audit[0] == ("sql_query", "empty") and audit[-1][0] == "search"
     tool._db().dispose()

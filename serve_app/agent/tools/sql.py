@@ -27,10 +27,10 @@ from sqlalchemy.engine import Engine as SqlEngine
 from sqlalchemy.engine import make_url
 
 from judge.aggregate import format_id, shared_cells
-from serve_app.agent.text import content_terms, format_number, format_scaled, years
+from serve_app.agent.text import content_terms, format_number, format_scaled, term_matches, years
 from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
 from serve_app.agent.tools.sql_check import UnsafeStatement, check_select
-from serve_app.agent.tools.table import detect_operation
+from serve_app.agent.tools.table import GENERIC_TERMS, OPERATION_TERMS, detect_operation
 from serve_app.answer.segments import Aggregate
 from serve_app.config import SqlSourceConfig
 
@@ -242,6 +242,8 @@ class SqlQueryTool(Tool):
             ]
             num_cols = [c["name"] for c in cols if c["name"] not in text_cols]
             year_cols = [c for c in (text_cols + num_cols) if any(h in c.lower() for h in _YEARISH)]
+            names = [table, *(c["name"] for c in cols)]
+            named = {w for n in names for w in re.split(r"[^0-9a-z]+", n.lower()) if w}
             where, params, matched = [], {}, []
             for i, term in enumerate(terms):
                 if not text_cols:
@@ -253,6 +255,13 @@ class SqlQueryTool(Tool):
                     matched.append(term)
             if not where:
                 continue
+            unknown = [
+                t for t in terms
+                if t not in matched and t not in OPERATION_TERMS and t not in GENERIC_TERMS
+                and not any(term_matches(t, w) for w in named)
+            ]
+            if unknown:
+                continue  # an asked word neither its rows nor its names use: the table cannot answer
             if year_cols and asked_years:
                 where.append(
                     "("
