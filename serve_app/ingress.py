@@ -30,7 +30,7 @@ from serve_app.wire.openapi import openapi_document
 from serve_app.wire.responses import AnswerResult
 from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
 from serve_app.wire.sse import answer_frames, error_frame, event_frame
-from serve_app.wire.tracing import TraceMiddleware
+from serve_app.wire.tracing import ServedByMiddleware, TraceMiddleware
 from serve_app.wire.ui import UIStaticFiles
 
 log = logging.getLogger("aceh_rag.ingress")
@@ -90,6 +90,7 @@ class Ingress:
         sse_keepalive_s: float = 15.0,
         catalog: DocumentCatalog | None = None,
         artifacts: ArtifactOffer | None = None,
+        node_id: str | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.guard = guard
@@ -105,6 +106,7 @@ class Ingress:
         self.artifacts = artifacts or ArtifactOffer.over(
             pipeline.retriever, self.store, ttl_s=pipeline.config.artifacts.ttl_s
         )
+        self.node_id = node_id  # the Ray node this replica runs on (graph only)
 
     def app(self) -> Starlette:
         routes = [
@@ -126,8 +128,11 @@ class Ingress:
             # The reference web client: open like /healthz; the page sends credentials on its API calls.
             Mount("/ui", app=UIStaticFiles(), name="ui"),
         ]
-        trace = Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy)
-        return Starlette(routes=routes, middleware=[trace])
+        middleware = [Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy)]
+        if self.node_id is not None:
+            counter = self.metrics.node_responses.labels(self.node_id)
+            middleware.append(Middleware(ServedByMiddleware, node_id=self.node_id, on_response=counter.inc))
+        return Starlette(routes=routes, middleware=middleware)
 
     # ------------------------------------------------------------------ open routes
 
@@ -138,6 +143,8 @@ class Ingress:
             return JSONResponse({"status": "unavailable"}, status_code=503)
         ok = all(v == "ok" for v in status.values())
         body: dict[str, Any] = {"status": "ok" if ok else "unavailable", "deployments": status}
+        if self.node_id is not None:
+            body["node_id"] = self.node_id  # the node whose Ingress replica answered this probe
         with contextlib.suppress(Exception):  # the version is information; health is the deployments
             body["index_version"] = await asyncio.wait_for(self.pipeline.retriever.index_version(), 5)
         if self.model_health is not None:

@@ -14,7 +14,7 @@ import pytest
 
 from serve_app.agent.tools.base import ToolContext, ToolResult
 from serve_app.agent.tools.egress import EgressPolicy
-from serve_app.agent.tools.mcp_client import McpNotAllowed, McpSource
+from serve_app.agent.tools.mcp_client import McpNotAllowed, McpSource, wait_closed
 from serve_app.agent.tools.mcp_tool import McpTool, build_mcp_tools, choose_arguments, describe_call
 from serve_app.config import ConfigError
 from tests.support.agents import FakeRetriever, port_of
@@ -39,7 +39,12 @@ def ctx(query: str = QUESTION) -> ToolContext:
 
 
 def run_tool(tool: McpTool, query: str = QUESTION) -> ToolResult:
-    return asyncio.run(tool.run({"query": query}, ctx(query)))
+    async def call() -> ToolResult:
+        result = await tool.run({"query": query}, ctx(query))
+        await wait_closed()  # the session's process is gone before the loop ends
+        return result
+
+    return asyncio.run(call())
 
 
 def only_tool(spec: Spec, egress: EgressPolicy | None = None) -> McpTool:

@@ -44,6 +44,15 @@ _E = TypeVar("_E", bound=BaseException)
 _CLOSING: set[asyncio.Task[Any]] = set()
 
 
+async def wait_closed(timeout_s: float = 10.0) -> None:
+    """Waits for this event loop's sessions that are still closing: a one-shot command (``aceh-rag ask``)
+    calls it before its loop ends, which would otherwise cut a stdio server's shutdown short."""
+    loop = asyncio.get_running_loop()
+    pending = [t for t in _CLOSING if t.get_loop() is loop]
+    if pending:
+        await asyncio.wait(pending, timeout=timeout_s)
+
+
 class McpServerSpec(Protocol):
     """What the client reads of one ``sources.mcp`` entry (serve_app/config.py ``McpServerConfig``)."""
 
