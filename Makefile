@@ -93,6 +93,13 @@ schemas: install
 client-models: install
 	$(BIN)/python clients/python/codegen.py
 
+# TypeScript: the wire types generated from the JSON Schemas (json-schema-to-typescript), type-checked with
+# tsc --noEmit, then built to clients/typescript/dist (the node test reads a stream with it). npm ci installs
+# the exact versions of clients/typescript/package-lock.json.
+ts:
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && node scripts/generate.mjs && \
+	  npx tsc --noEmit -p tsconfig.json && npx tsc -p tsconfig.json
+
 bench: index
 	$(BIN)/aceh-rag bench --help
 

@@ -249,7 +249,9 @@ def openapi_document() -> dict[str, Any]:
         "/healthz": {
             "get": {
                 "summary": "200 once every deployment answers; `model_servers` names each model server a "
-                "role uses (ok or unavailable); `status` is `degraded` while one is down",
+                "role uses (ok or unavailable); `status` is `degraded` while one is down; in the Ray Serve "
+                "graph `node_id` is the Ray node of the Ingress replica that answered (every response names "
+                "it in `X-Served-By-Node`)",
                 "security": [],
                 "responses": {"200": {"description": "OK"}, "503": {"description": "not ready"}},
             }

@@ -12,6 +12,9 @@ from typing import Any
 
 import uvicorn
 
+from serve_app.runtime import factory
+from tests.support.service import build_pipeline, config
+
 
 @contextmanager
 def serving(app: Any) -> Iterator[str]:
@@ -36,3 +39,10 @@ def serving(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+def serve_demo(tmp: Any, index_dir: Any, retriever: Any, **updates: Any) -> Any:
+    """The in-process service (embedded engines) over ``index_dir`` on a real port: ``with ... as base``."""
+    cfg = config(tmp, index_dir, **updates)
+    pipeline = build_pipeline(cfg, retriever)
+    return serving(factory.build_inprocess_app(cfg, retriever=retriever, pipeline=pipeline))

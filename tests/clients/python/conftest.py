@@ -8,15 +8,7 @@ from typing import Any
 
 import pytest
 
-from serve_app.runtime import factory
-from tests.support.live import serving
-from tests.support.service import build_pipeline, config
-
-
-def serve_demo(tmp: Path, demo_index: Path, demo_retriever: Any, **updates: Any) -> Any:
-    cfg = config(tmp, demo_index, **updates)
-    pipeline = build_pipeline(cfg, demo_retriever)
-    return serving(factory.build_inprocess_app(cfg, retriever=demo_retriever, pipeline=pipeline))
+from tests.support.live import serve_demo
 
 
 @pytest.fixture(scope="module")

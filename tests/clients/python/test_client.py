@@ -23,8 +23,8 @@ from aceh_rag_client import (
 )
 from aceh_rag_client import models as m
 
-from tests.clients.python.conftest import serve_demo
 from tests.conftest import API_KEY
+from tests.support.live import serve_demo
 from tests.support.service import BUDGET_QUESTION
 
 TABLE_QUESTION = "Berapa pagu Pajak Daerah dan Retribusi Daerah dalam lampiran APBA 2023?"
