@@ -162,7 +162,7 @@ def test_a_hanging_mcp_source_gives_mcp_source_unavailable_within_its_timeout(
     took = time.perf_counter() - t0
     assert body["fallback_reason"] == "mcp_source_unavailable"
     call = body["tool_call_audit"][0]
-    assert call["status"] == "timeout" and call["duration_ms"] < (timeout + 0.5) * 1000
+    assert call["status"] == "timeout" and call["duration_ms"] < (timeout + 1.0) * 1000
     assert took < timeout + 10  # the rest of the request (search, judge, app start) on a loaded host
 
 
