@@ -23,6 +23,9 @@ Outcome rules, in the order they are checked:
 * Output cut at the token limit → ``agent_output_limit`` on v1 and on the forced tool round of a re-asked
   follow-up; elsewhere it is an invalid output. Invalid segments get ONE regeneration with the problems
   listed; still invalid → ``unparseable_completion``. Invalid output is never returned.
+* A live source (SQL, a portal, BPS, an MCP server) was off, refused, failed or timed out, and the written
+  answer states no fact (the other passages do not answer the question) → ``mcp_source_unavailable``: the
+  answer depended on that source. When the documents answer instead, its honest note leads the answer.
 """
 
 from __future__ import annotations
