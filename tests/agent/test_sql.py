@@ -256,3 +256,13 @@ def test_a_question_the_sql_source_cannot_answer_falls_back_to_search(
     audit = [(a["tool"], a["status"]) for a in outcome.tool_call_audit]
     assert audit[0] == ("sql_query", "empty") and audit[-1][0] == "search"
     tool._db().dispose()
+
+
+@pytest.mark.postgres
+def test_postgres_refuses_a_role_that_may_write(pg_source: dict[str, Any]) -> None:
+    tool = SqlQueryTool(PG_ADMIN, schema=pg_source["schema"], tables=["belanja"])  # the superuser
+    with pytest.raises(PermissionError, match="superuser"):
+        tool.execute("SELECT * FROM belanja", {})
+    result = asyncio.run(tool.run({"query": "Berapa total belanja pendidikan tahun 2023?"}, _ctx()))
+    assert (result.status, result.note, result.evidence) == ("unavailable", "sql_unavailable", [])
+    tool._db().dispose()

@@ -3,7 +3,8 @@
 Read-only three times over: every statement passes :func:`~serve_app.agent.tools.sql_check.check_select`
 before it runs (one SELECT over the allowed tables, no write, setting, comment or second statement); SQLite
 is opened with ``mode=ro`` (and ``query_only``); PostgreSQL runs each statement in a READ ONLY transaction
-with ``statement_timeout``, as the configured role (give it SELECT only). Rows are limited to ``max_rows``.
+with ``statement_timeout``, as the configured role, which must have SELECT only (a role that may write is
+refused). Rows are limited to ``max_rows``.
 
 Without a model to write SQL, :meth:`SqlQueryTool.plan` builds a parameterised SELECT over the text columns
 from the question's words. A total or an average is computed here from the rows read (never by the
@@ -14,6 +15,7 @@ database), and kept with those rows so the judge recomputes it (judge/aggregate.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections.abc import Sequence
@@ -36,6 +38,7 @@ from serve_app.config import SqlSourceConfig
 
 __all__ = ["SqlQueryTool", "UnsafeStatement", "check_select", "read_only_url"]
 
+log = logging.getLogger(__name__)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _YEARISH = ("tahun", "year", "periode")
 MAX_ROW_PASSAGES = 10  # rows shown to the writer; a computed figure keeps every row it came from
@@ -98,6 +101,7 @@ class SqlQueryTool(Tool):
         self.timeout_s = timeout_s
         self._engine: SqlEngine | None = None
         self._known: list[str] | None = None
+        self._role_checked = False
 
     @classmethod
     def from_config(cls, cfg: SqlSourceConfig, *, root: Path) -> SqlQueryTool:
@@ -147,6 +151,9 @@ class SqlQueryTool(Tool):
             return await asyncio.to_thread(self._run_sync, args, str(args.get("query") or ctx.query))
         except UnsafeStatement:
             return ToolResult("error")
+        except PermissionError as exc:
+            log.error("sql_query refused to run: %s", exc)
+            return ToolResult("unavailable", note="sql_unavailable")
         except Exception:
             return ToolResult("unavailable", note="sql_unavailable")
 
@@ -206,6 +213,8 @@ class SqlQueryTool(Tool):
         whether those are all the rows)."""
         safe = self.check(statement)
         engine = self._db()
+        if self.dialect == "postgresql" and not self._role_checked:
+            self._check_role(engine)
         with engine.connect() as conn:
             if self.dialect == "sqlite":
                 conn.exec_driver_sql("PRAGMA query_only = ON")
@@ -224,6 +233,28 @@ class SqlQueryTool(Tool):
                     raw.set_progress_handler(None, 0)  # type: ignore[union-attr]
                 conn.rollback()
         return columns, fetched[: self.row_limit], len(fetched) <= self.row_limit
+
+    def _check_role(self, engine: SqlEngine) -> None:
+        """The PostgreSQL role must be unable to write: not a superuser, and no write privilege on the
+        allowed tables. The READ ONLY transaction holds either way; a role that may write is a
+        misconfiguration this source refuses to run with."""
+        with engine.connect() as conn:
+            is_super = text("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+            superuser = conn.execute(is_super).scalar()
+            writable = [
+                table for table in self.allowed_tables()
+                if conn.execute(
+                    text("SELECT has_table_privilege(current_user, :t, 'INSERT,UPDATE,DELETE,TRUNCATE')"),
+                    {"t": f"{self.schema}.{table}" if self.schema else table},
+                ).scalar()
+            ]
+            conn.rollback()
+        if superuser or writable:
+            raise PermissionError(
+                "the SQL source's role may write (" + ("superuser" if superuser else ", ".join(writable))
+                + "); connect with a role that has SELECT only"
+            )
+        self._role_checked = True
 
     def plan(self, query: str) -> list[_Planned]:
         """Parameterised SELECTs over the allowed tables whose text columns contain the question's words."""
