@@ -30,7 +30,7 @@ from serve_app.budget import RequestBudget
 from serve_app.config import ROLES, AppConfig, load_config
 from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
 from serve_app.runtime import factory, index_setup
-from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator
+from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator, RemoteRetriever
 from serve_app.wire.relay import Done, EventSink, relay
 from serve_app.wire.tracing import configure_logging
 
@@ -202,7 +202,7 @@ class AgentDeployment(_Component):
     def __init__(self, config: dict[str, Any], retriever: Any) -> None:
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
-        self.agent = factory.build_agent(cfg, retriever_port=HandleProxy(retriever))
+        self.agent = factory.build_agent(cfg, retriever_port=RemoteRetriever(retriever))
 
     async def run(self, req: AgentRequest, budget: RequestBudget) -> AgentOutcome:
         """JSON routes need no tool events: one call, one reply (cheaper than a streaming handle). The
@@ -268,7 +268,7 @@ class IngressDeployment(_Component):
         parts = factory.Components(
             store=factory.build_store(cfg),
             guard=HandleProxy(guard) if guard is not None else None,
-            retriever=HandleProxy(retriever) if retriever is not None else None,
+            retriever=RemoteRetriever(retriever) if retriever is not None else None,
             agent=RemoteAgent(agent) if agent is not None else None,
             annotator=RemoteAnnotator(annotator) if annotator is not None else None,
             judge_fn=HandleProxy(judge_pool).judge_many if judge_pool is not None else None,
