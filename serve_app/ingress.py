@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import time
@@ -269,11 +270,7 @@ class Ingress:
             version = await self._pin_index()
             result = await self.pipeline.answer(req, principal, route=family, prescreen=screen)  # type: ignore[arg-type]
             self._count(result)
-            body = result.body
-            if family == "v1" and req.offer_artifacts:  # v2 refuses the flag at validation (seed 000)
-                offered = await self.artifacts.offer(body, principal)
-                body = {**body, "artifacts": [a.model_dump(mode="json") for a in offered]}
-            return JSONResponse(body, headers=version)
+            return JSONResponse((await self._offer(result, req, principal)).body, headers=version)
 
         return await self._timed(route, run)
 
@@ -285,6 +282,15 @@ class Ingress:
 
     async def playground(self, request: Request) -> Response:
         return await self._answer_json(request, "/playground", PlaygroundRequest, "playground")
+
+    async def _offer(self, result: AnswerResult, req: Any, principal: Principal) -> AnswerResult:
+        """v1 with ``offer_artifacts``: the answer's files, listed in the body (and the stream's artifacts
+        event); v2 refuses the flag at validation (seed 000: /query/v2 makes no files)."""
+        if result.route != "v1" or not req.offer_artifacts:
+            return result
+        offered = await self.artifacts.offer(result.body, principal)
+        body = {**result.body, "artifacts": [a.model_dump(mode="json") for a in offered]}
+        return dataclasses.replace(result, body=body)
 
     def _count(self, result: AnswerResult) -> None:
         reason = result.body.get("fallback_reason")
@@ -326,7 +332,7 @@ class Ingress:
                 result = await self.pipeline.answer(
                     req, principal, route=family, on_event=on_event, prescreen=screen  # type: ignore[arg-type]
                 )
-                await queue.put(("result", result))
+                await queue.put(("result", await self._offer(result, req, principal)))
             except errors.ServiceError as exc:
                 await queue.put(("error", exc))
             except asyncio.CancelledError:

@@ -44,6 +44,17 @@ class Artifact(BaseModel):
     """
 
 
+class ArtifactsEvent(BaseModel):
+    """
+    ``/query/stream`` with ``offer_artifacts: true``: the answer's files, after its text, before done.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    artifacts: Annotated[list[Artifact] | None, Field(title='Artifacts')] = None
+
+
 class Citation(BaseModel):
     """
     Citation metadata of one indexed chunk (or a tool result's identity).

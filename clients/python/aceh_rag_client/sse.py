@@ -14,7 +14,7 @@ from aceh_rag_client.errors import ProtocolError
 StreamEvent = (
     m.ToolStartedEvent | m.ToolFinishedEvent | m.MessageStartEvent | m.TraceEvent | m.CitationEvent
     | m.PassageEvent | m.GuardBlockedEvent | m.AnnotationsEvent | m.V1FaithfulnessEvent | m.AnswerDeltaEvent
-    | m.DoneEvent | m.ErrorEvent
+    | m.ArtifactsEvent | m.DoneEvent | m.ErrorEvent
 )
 EVENTS: dict[str, type[BaseModel]] = {
     "tool.started": m.ToolStartedEvent,
@@ -27,6 +27,7 @@ EVENTS: dict[str, type[BaseModel]] = {
     "annotations": m.AnnotationsEvent,
     "faithfulness": m.V1FaithfulnessEvent,
     "answer.delta": m.AnswerDeltaEvent,
+    "artifacts": m.ArtifactsEvent,
     "done": m.DoneEvent,
     "error": m.ErrorEvent,
 }

@@ -4,6 +4,7 @@
 import type {
   AnnotationsEvent,
   AnswerDeltaEvent,
+  ArtifactsEvent,
   CitationEvent,
   DoneEvent,
   ErrorEvent,
@@ -29,6 +30,7 @@ export interface StreamEventMap {
   annotations: AnnotationsEvent;
   faithfulness: V1FaithfulnessEvent;
   "answer.delta": AnswerDeltaEvent;
+  artifacts: ArtifactsEvent;
   done: DoneEvent;
   error: ErrorEvent;
 }
@@ -38,7 +40,7 @@ export type StreamEvent = { [K in keyof StreamEventMap]: { event: K; data: Strea
 
 const EVENT_NAMES: ReadonlySet<string> = new Set<keyof StreamEventMap>([
   "tool.started", "tool.finished", "message.start", "trace", "citation", "passage", "guard.blocked",
-  "annotations", "faithfulness", "answer.delta", "done", "error",
+  "annotations", "faithfulness", "answer.delta", "artifacts", "done", "error",
 ]);
 
 export interface StreamOptions {

@@ -245,6 +245,36 @@ export interface AnswerDeltaEvent {
   text: string;
 }
 /**
+ * A file offered with a v1 answer (``offer_artifacts: true``), fetched at ``url`` until
+ * ``expires_at``.
+ *
+ * This interface was referenced by `Wire`'s JSON-Schema
+ * via the `definition` "Artifact".
+ */
+export interface Artifact {
+  expires_at: string;
+  id: string;
+  media_type: "text/csv" | "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
+  name: string;
+  /**
+   * Data rows (the header row not counted).
+   */
+  rows: number;
+  /**
+   * Path of the fetch route; same credentials as the request that made it.
+   */
+  url: string;
+}
+/**
+ * ``/query/stream`` with ``offer_artifacts: true``: the answer's files, after its text, before done.
+ *
+ * This interface was referenced by `Wire`'s JSON-Schema
+ * via the `definition` "ArtifactsEvent".
+ */
+export interface ArtifactsEvent {
+  artifacts?: Artifact[];
+}
+/**
  * This interface was referenced by `Wire`'s JSON-Schema
  * via the `definition` "CitationEvent".
  */
@@ -634,27 +664,6 @@ export interface QueryRequest {
    * Name of a document selection from the config.
    */
   selection?: string | null;
-}
-/**
- * A file offered with a v1 answer (``offer_artifacts: true``), fetched at ``url`` until
- * ``expires_at``.
- *
- * This interface was referenced by `Wire`'s JSON-Schema
- * via the `definition` "Artifact".
- */
-export interface Artifact {
-  expires_at: string;
-  id: string;
-  media_type: "text/csv" | "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet";
-  name: string;
-  /**
-   * Data rows (the header row not counted).
-   */
-  rows: number;
-  /**
-   * Path of the fetch route; same credentials as the request that made it.
-   */
-  url: string;
 }
 /**
  * This interface was referenced by `Wire`'s JSON-Schema
