@@ -161,6 +161,20 @@ def test_a_total_is_computed_from_the_rows_it_cites(sqlite_db: str) -> None:
     tool._db().dispose()
 
 
+def test_a_count_is_computed_from_the_rows_it_cites(sqlite_db: str) -> None:
+    tool = SqlQueryTool(sqlite_db, tables=["belanja"])
+    result = asyncio.run(tool.run({"query": "Berapa jumlah urusan pendidikan tahun 2023?"}, _ctx()))
+    count = result.evidence[0]
+    expected = "Banyaknya urusan dari 2 baris tabel belanja (urusan Pendidikan, tahun 2023) adalah 2."
+    assert count.text == expected
+    assert count.aggregate is not None and count.aggregate.operation == "count"
+    assert len(count.aggregate.rows) == 2
+    # naming the measure asks for its total, not for a count
+    named = asyncio.run(tool.run({"query": "Berapa jumlah nilai urusan pendidikan 2023?"}, _ctx()))
+    assert all(e.aggregate is None or e.aggregate.operation != "count" for e in named.evidence)
+    tool._db().dispose()
+
+
 def test_a_total_over_more_rows_than_the_limit_is_not_computed(sqlite_db: str) -> None:
     tool = SqlQueryTool(sqlite_db, row_limit=1)
     result = asyncio.run(tool.run({"query": "Berapa total belanja pendidikan?"}, _ctx()))

@@ -72,6 +72,13 @@ def test_sql_total_is_supported_against_the_rows_it_came_from(live_client: TestC
     assert sorted(r["penduduk"] for r in computed["rows"]) == ["17.415", "28.730", "41.250"]
 
 
+def test_sql_count_is_supported_against_the_rows_it_came_from(live_client: TestClient) -> None:
+    body = _ask(live_client, "Berapa jumlah kecamatan di Teluk Rekaan tahun 2023?")
+    claim, citation = _claim_with(body, "Banyaknya kecamatan")
+    assert claim["verdict"] == "supported" and claim["text"].endswith("adalah 3.")
+    assert citation["computed_from"]["operation"] == "count" and len(citation["computed_from"]["rows"]) == 3
+
+
 def test_ckan_figure_is_supported_against_its_record(live_client: TestClient) -> None:
     body = _ask(live_client, "Berapa jumlah penduduk miskin Bukit Karangan tahun 2022?")
     claim, citation = _claim_with(body, "9.310")

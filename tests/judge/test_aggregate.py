@@ -64,6 +64,8 @@ def test_the_stated_value_never_reaches_the_judge() -> None:
         ("mean", f"Rata-rata penduduk {OF} adalah 29.131,67.", "supported"),
         ("mean", f"Rata-rata penduduk {OF} adalah 29.131,6.", "unsupported"),
         ("mean", f"Rata-rata penduduk {OF} adalah 87.395.", "unsupported"),  # the total is not the mean
+        ("count", f"Banyaknya penduduk {OF} adalah 3.", "supported"),
+        ("count", f"Banyaknya penduduk {OF} adalah 4.", "unsupported"),
         # derived figures that are neither the recomputed aggregate nor a row: never supported
         ("sum", "Selisih penduduk Lhok Fiksi dan Ujong Contoh adalah 12.520.", "unsupported"),
         ("sum", f"Penduduk Lhok Fiksi adalah 47,2 persen dari jumlah penduduk {OF}.", "unsupported"),

@@ -7,9 +7,10 @@ with ``statement_timeout``, as the configured role, which must have SELECT only 
 refused). Rows are limited to ``max_rows``.
 
 Without a model to write SQL, :meth:`SqlQueryTool.plan` builds a parameterised SELECT over the text columns
-from the question's words. A total or an average is computed here from the rows read (never by the
-database), and kept with those rows so the judge recomputes it (judge/aggregate.py). Every row shown is a
-``tool`` passage with identity ``{dataset, source, period, call, retrieved_at}``.
+from the question's words. A total, an average or a count ("berapa jumlah kecamatan") is computed here from
+the rows read (never by the database), and kept with those rows so the judge recomputes it
+(judge/aggregate.py). Every row shown is a ``tool`` passage with identity ``{dataset, source, period,
+call, retrieved_at}``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from sqlalchemy.engine import Engine as SqlEngine
 from sqlalchemy.engine import make_url
 
 from judge.aggregate import format_id, shared_cells
-from serve_app.agent.text import content_terms, format_number, format_scaled, term_matches, years
+from serve_app.agent.text import content_terms, format_number, format_scaled, term_matches, words, years
 from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
 from serve_app.agent.tools.sql_check import UnsafeStatement, check_select
 from serve_app.agent.tools.table import GENERIC_TERMS, OPERATION_TERMS, detect_operation
@@ -77,7 +78,23 @@ class _Planned(NamedTuple):
     statement: str
     params: dict[str, Any]
     measure: str | None  # the column a total or an average is computed over
-    described: str  # the filter in words, for the computed figure's sentence
+    counted: str | None = None  # the text column whose rows are counted ("berapa jumlah kecamatan")
+
+
+def _names(term: str, column: str) -> bool:
+    return any(term_matches(term, w) for w in re.split(r"[^0-9a-z]+", column.lower()) if w)
+
+
+def _counted(query: str, terms: list[str], text_cols: list[str], measure: str | None) -> str | None:
+    """ "Berapa jumlah kecamatan …": a quantity question naming a text column (and not the measure) asks
+    how many rows there are; None otherwise."""
+    asked = set(words(query))
+    if detect_operation(query) is not None or not asked & {"berapa", "jumlah", "banyak", "banyaknya"}:
+        return None
+    if measure is not None and any(_names(t, measure) for t in terms):
+        return None
+    named = [c for c in text_cols if not any(h in c.lower() for h in _YEARISH)]
+    return next((c for c in named if any(_names(t, c) for t in terms)), None)
 
 
 class SqlQueryTool(Tool):
@@ -162,12 +179,12 @@ class SqlQueryTool(Tool):
         if args.get("statement"):
             table = str(args.get("table") or "query")
             planned: list[_Planned] = [
-                _Planned(table, str(args["statement"]), dict(args.get("params") or {}), None, "")
+                _Planned(table, str(args["statement"]), dict(args.get("params") or {}), None)
             ]
         else:
             planned = self.plan(query)
         evidence: list[Evidence] = []
-        for table, statement, params, measure, described in planned:
+        for table, statement, params, measure, counted in planned:
             columns, rows, complete = self.execute(statement, params)
             call = statement + (f" {params}" if params else "")
             identity = {
@@ -178,10 +195,10 @@ class SqlQueryTool(Tool):
             year_cols = [i for i, c in enumerate(columns) if any(h in c.lower() for h in _YEARISH)]
             found = sorted({row[i] for row in shown for i in year_cols if row[i]})
             identity["period"] = ", ".join(found[:5]) or ", ".join(years(query)) or None
-            if measure is not None and complete and operation in ("sum", "average", "compare") and rows:
-                evidence.append(
-                    self._aggregate(table, described, columns, rows, shown, measure, operation, identity)
-                )
+            if counted is not None and complete and rows:
+                evidence.append(self._aggregate(table, columns, rows, shown, counted, "count", identity))
+            elif measure is not None and complete and operation in ("sum", "average", "compare") and rows:
+                evidence.append(self._aggregate(table, columns, rows, shown, measure, operation, identity))
             for row in shown[:MAX_ROW_PASSAGES]:
                 cells = "; ".join(f"{c} = {v}" for c, v in zip(columns, row, strict=True))
                 evidence.append(
@@ -190,17 +207,22 @@ class SqlQueryTool(Tool):
         return ToolResult("ok" if evidence else "empty", evidence)
 
     def _aggregate(
-        self, table: str, described: str, columns: list[str], rows: list[tuple[Any, ...]],
-        shown: list[tuple[str, ...]], measure: str, operation: str, identity: dict[str, Any],
+        self, table: str, columns: list[str], rows: list[tuple[Any, ...]], shown: list[tuple[str, ...]],
+        measure: str, operation: str, identity: dict[str, Any],
     ) -> Evidence:
         index = columns.index(measure)
         values = [Decimal(str(r[index])) for r in rows if _is_number(r[index])]
-        op: Literal["sum", "mean"] = "mean" if operation == "average" else "sum"
-        value = sum(values, Decimal(0)) if op == "sum" else sum(values, Decimal(0)) / len(values)
+        op: Literal["sum", "mean", "count"] = (
+            "count" if operation == "count" else "mean" if operation == "average" else "sum"
+        )
+        if op == "count":
+            value = Decimal(len(rows))
+        else:
+            value = sum(values, Decimal(0)) if op == "sum" else sum(values, Decimal(0)) / len(values)
         scaled = format_scaled(float(value))
         figure = format_number(float(value)) + (f" (sekitar {scaled})" if scaled else "")
-        word = "Rata-rata" if op == "mean" else "Jumlah"
-        shared = shared_cells(columns, shown, skip=measure)
+        word = {"count": "Banyaknya", "mean": "Rata-rata", "sum": "Jumlah"}[op]
+        shared = shared_cells(columns, shown, skip="" if op == "count" else measure)
         common = " (" + ", ".join(f"{c} {v}" for c, v in shared) + ")" if shared else ""
         statement = f"{word} {measure} dari {len(rows)} baris tabel {table}{common} adalah {figure}."
         aggregate = Aggregate(operation=op, column=measure, header=tuple(columns), rows=tuple(shown))
@@ -304,11 +326,9 @@ class SqlQueryTool(Tool):
             measures = [c for c in num_cols if c not in year_cols and not c.lower().endswith("id")]
             measure = measures[-1] if measures else None
             order = f" ORDER BY {measure} DESC" if measure and operation in ("top", "sum") else ""
-            described = " yang memuat " + " dan ".join(f'"{t}"' for t in matched)
-            if year_cols and asked_years:
-                described += f" pada {year_cols[0]} {' atau '.join(asked_years)}"
             statement = f"SELECT * FROM {table} WHERE {condition}{order}"
-            planned.append(_Planned(table, statement, params, measure, described))
+            counted = _counted(query, terms, text_cols, measure)
+            planned.append(_Planned(table, statement, params, measure, counted))
         return planned
 
     def _matches(self, table: str, clause: str, params: dict[str, Any]) -> bool:
