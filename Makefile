@@ -26,17 +26,18 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 VLLM_VERSION := 0.32.0
 
-.PHONY: install index serve test lint bench readme schemas clean vllm model serve-llm
+.PHONY: install index serve test lint bench readme schemas client-models ts clean vllm model serve-llm chromium kuberay lock
 
 install: $(STAMP)
 
 # torch is pinned here, not in pyproject.toml: 2.13.0 is the CPU wheel this machine carries, an
 # unpinned torch would pull several GB of CUDA builds.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[cpu,dev]'
+	$(BIN)/pip install -q -e clients/python
 	touch $(STAMP)
 
 # vLLM for CPUs in an environment of its own: it pins a transformers older than the project's. Its
@@ -69,16 +70,38 @@ serve: index
 	@echo "aceh-rag: serving $(or $(ACEH_CORPUS),the index) from $(ACEH_INDEX_DIR) at http://127.0.0.1:$${ACEH_PORT:-8000} (X-API-Key: one of ACEH_API_KEYS)"
 	ACEH_CORPUS="$(ACEH_CORPUS)" $(BIN)/aceh-rag serve
 
-# The llm tests start one real vLLM server (tests/llm/), so the test run needs vLLM and the model.
-test: install vllm model
+# The llm tests start one real vLLM server (tests/llm/), so the test run needs vLLM and the model; the
+# reference web client's browser tests need Debian's chromium.
+test: install vllm model chromium
 	$(BIN)/python -m pytest -q
+
+# Debian's chromium for the browser tests (Playwright drives it; no browser download), with an emoji font so
+# the screenshots of non-BMP answers show their characters. Installing needs root, as CI runs.
+chromium:
+	@command -v chromium >/dev/null && test -d /usr/share/fonts/truetype/noto || \
+	  (apt-get install -y -q chromium fonts-noto-color-emoji || \
+	   (apt-get update -q && apt-get install -y -q chromium fonts-noto-color-emoji))
 
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy .
 
+# The JSON Schemas from the pydantic models, then the clients' types from them (TypeScript when npm is here).
 schemas: install
 	$(BIN)/python -m serve_app.wire.schema_export
+	$(BIN)/python clients/python/codegen.py
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory ts; fi
+
+# The Python client's wire models, generated from the committed JSON Schemas (run after `make schemas`).
+client-models: install
+	$(BIN)/python clients/python/codegen.py
+
+# TypeScript: the wire types generated from the JSON Schemas (json-schema-to-typescript), type-checked with
+# tsc --noEmit, then built to clients/typescript/dist (the node test reads a stream with it). npm ci installs
+# the exact versions of clients/typescript/package-lock.json.
+ts:
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && node scripts/generate.mjs && \
+	  npx tsc --noEmit -p tsconfig.json && npx tsc -p tsconfig.json
 
 bench: index
 	$(BIN)/aceh-rag bench --help
@@ -86,6 +109,18 @@ bench: index
 # The README's benchmark table, from benchmarks/results/*.json (tests/bench/test_readme.py checks it).
 readme: install
 	$(BIN)/python -m benchmarks.readme_table
+
+# The KubeRay RayService manifest from configs/serve_deploy.yaml (tests/runtime/test_kuberay.py compares);
+# IMAGE_CPU / IMAGE_GPU name the images built from deploy/Dockerfile.cpu and deploy/Dockerfile.gpu.
+IMAGE_CPU ?= aceh-rag:0.1.0-cpu
+IMAGE_GPU ?= aceh-rag:0.1.0-gpu
+kuberay: install
+	$(BIN)/python -m serve_app.runtime.kuberay --image-cpu $(IMAGE_CPU) --image-gpu $(IMAGE_GPU) \
+	  --out deploy/kuberay/rayservice.yaml
+
+# deploy/requirements-cpu.txt: aceh-rag[cpu]'s dependencies pinned to this environment (the CPU image's).
+lock: install
+	$(BIN)/python deploy/lock_requirements.py
 
 clean:
 	rm -rf .aceh

@@ -10,6 +10,8 @@ import contextvars
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Protocol
 
+from retrieval import catalog
+from retrieval.catalog import DocumentOutline, DocumentPage, DocumentQuery, PassageView
 from retrieval.live import version_of
 from retrieval.types import Chunk, DocumentInfo, SearchHit
 
@@ -53,6 +55,22 @@ class RetrieverPort(Protocol):
 
     async def chunk(self, chunk_id: str) -> Chunk | None: ...
 
+    async def reachable(self) -> bool:
+        """Whether the retriever answers at all now (asked after a call ran out of time: a retriever that is
+        gone, e.g. a replica being replaced, is a service failure, not a search that found nothing)."""
+        ...
+
+    # The citation routes' catalogue (retrieval.catalog): the filtering runs where the index is.
+    async def find_documents(self, query: DocumentQuery) -> DocumentPage: ...
+
+    async def document_outline(
+        self, document_id: str, *, visible: frozenset[str] | None = None
+    ) -> DocumentOutline | None: ...
+
+    async def passage(
+        self, document_id: str, chunk_id: str, *, neighbours: int = 1, visible: frozenset[str] | None = None
+    ) -> PassageView | None: ...
+
 
 # The index version a request holds (port, retriever): set by ``pin`` in the request's task, so every later
 # call of the request, and the tasks it starts, read the same version (retrieval.live).
@@ -84,6 +102,9 @@ class LocalRetrieverPort:
 
     async def index_version(self) -> str:
         return version_of(self.retriever)
+
+    async def reachable(self) -> bool:
+        return True  # in this process: as reachable as the caller
 
     async def search(
         self,
@@ -122,3 +143,23 @@ class LocalRetrieverPort:
 
     async def chunk(self, chunk_id: str) -> Chunk | None:
         return await asyncio.to_thread(self.retriever.chunk, chunk_id)
+
+    async def find_documents(self, query: DocumentQuery) -> DocumentPage:
+        return await asyncio.to_thread(catalog.find_documents, self.retriever, query)
+
+    async def document_outline(
+        self, document_id: str, *, visible: frozenset[str] | None = None
+    ) -> DocumentOutline | None:
+        return await asyncio.to_thread(catalog.document_outline, self.retriever, document_id, visible=visible)
+
+    async def passage(
+        self, document_id: str, chunk_id: str, *, neighbours: int = 1, visible: frozenset[str] | None = None
+    ) -> PassageView | None:
+        return await asyncio.to_thread(
+            catalog.passage_view,
+            self.retriever,
+            document_id,
+            chunk_id,
+            neighbours=neighbours,
+            visible=visible,
+        )

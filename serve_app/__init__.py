@@ -5,7 +5,8 @@ Read the request's path by folder and file name:
 ``app.py`` (the graph, every ``.bind()``) → ``guard/`` (auth, limits, policy) → ``ingress.py`` (routes) →
 ``pipeline.py`` (the ordered steps of one answer) → ``agent/`` (planner, ``tools/``, ``writers/``) →
 ``answer/`` (compose, annotate, the v1 gate) → ``judge/`` → ``guard/`` → ``wire/`` (schemas, SSE, OpenAPI);
-``conversation/`` holds the store and history, ``runtime/`` the factory, serve runner and CLI.
+``conversation/`` holds the store and history, ``catalog/`` the serving side of the citation routes and the
+v1 artifacts, ``runtime/`` the factory, serve runner and CLI.
 
 Allowed imports (tests/test_import_rules.py fails when one is crossed):
 
@@ -19,7 +20,11 @@ Allowed imports (tests/test_import_rules.py fails when one is crossed):
   the response builders live in ``wire/``;
 * ``roles.py`` holds one Protocol per role (guard, agent, retriever, annotator, store) and imports the
   packages' types for them; ``pipeline.py`` imports ``roles`` and the role packages but not ``ingress``,
-  ``app`` or ``runtime/``; ``ingress.py`` imports the pipeline, ``roles``, ``guard/`` and ``wire/``;
+  ``app`` or ``runtime/``; ``ingress.py`` imports the pipeline, ``roles``, ``guard/``, ``catalog/`` and
+  ``wire/``;
+* ``catalog/`` imports ``answer/`` (table cells), ``guard/`` (the principal), ``conversation/`` (the artifact
+  store) and ``wire/``; only
+  ``ingress.py`` (and ``app.py``, ``runtime/``) import it;
 * only ``app.py`` and ``runtime/`` import everything; nothing imports them but each other;
 * the libraries ``retrieval/``, ``judge/`` and ``models/`` import neither Ray nor serve_app.
 """

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import time
@@ -16,18 +17,22 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from serve_app import errors
+from serve_app.catalog.artifacts import ArtifactOffer
+from serve_app.catalog.documents import DocumentCatalog
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
 from serve_app.metrics import Metrics
 from serve_app.pipeline import Pipeline
+from serve_app.wire.documents import DocumentListParams
 from serve_app.wire.openapi import openapi_document
 from serve_app.wire.responses import AnswerResult
 from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
 from serve_app.wire.sse import answer_frames, error_frame, event_frame
-from serve_app.wire.tracing import TraceMiddleware
+from serve_app.wire.tracing import ServedByMiddleware, TraceMiddleware
+from serve_app.wire.ui import UIStaticFiles
 
 log = logging.getLogger("aceh_rag.ingress")
 KEEPALIVE = ": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
@@ -45,6 +50,21 @@ def _parse(body: bytes, model: type[BaseModel]) -> Any:
         raise errors.BadRequest()
     try:
         return model.model_validate(raw)  # 422
+    except ValidationError as exc:
+        raise errors.ValidationFailed(errors.validation_details(exc.errors())) from None
+
+
+def _query_params(request: Request, model: type[BaseModel]) -> Any:
+    """A query string as a model: a repeated or unknown parameter, or a bad value, is a 422."""
+    items = request.query_params.multi_items()
+    values = dict(items)
+    if len(values) != len(items):
+        repeated = sorted({k for k, _ in items if sum(1 for j, _ in items if j == k) > 1})
+        raise errors.ValidationFailed(
+            [{"field": k, "message": "given more than once", "type": "repeated"} for k in repeated]
+        )
+    try:
+        return model.model_validate(values)
     except ValidationError as exc:
         raise errors.ValidationFailed(errors.validation_details(exc.errors())) from None
 
@@ -69,6 +89,9 @@ class Ingress:
         model_health: HealthCheck | None = None,
         behind_ray_proxy: bool = False,
         sse_keepalive_s: float = 15.0,
+        catalog: DocumentCatalog | None = None,
+        artifacts: ArtifactOffer | None = None,
+        node_id: str | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.guard = guard
@@ -80,6 +103,11 @@ class Ingress:
         self.store = store if store is not None else pipeline.store
         self.behind_ray_proxy = behind_ray_proxy
         self.sse_keepalive_s = sse_keepalive_s
+        self.catalog = catalog or DocumentCatalog(pipeline.retriever, pipeline.config)
+        self.artifacts = artifacts or ArtifactOffer.over(
+            pipeline.retriever, self.store, ttl_s=pipeline.config.artifacts.ttl_s
+        )
+        self.node_id = node_id  # the Ray node this replica runs on (graph only)
 
     def app(self) -> Starlette:
         routes = [
@@ -94,9 +122,18 @@ class Ingress:
             Route("/playground", self.playground, methods=["POST"]),
             Route("/conversations", self.create_conversation, methods=["POST"]),
             Route("/conversations/{conversation_id}", self.get_conversation, methods=["GET"]),
+            Route("/artifacts/{artifact_id}", self.get_artifact, methods=["GET"]),
+            Route("/documents", self.list_documents, methods=["GET"]),
+            Route("/documents/{document_id}", self.get_document, methods=["GET"]),
+            Route("/documents/{document_id}/passages/{chunk_id}", self.get_passage, methods=["GET"]),
+            # The reference web client: open like /healthz; the page sends credentials on its API calls.
+            Mount("/ui", app=UIStaticFiles(), name="ui"),
         ]
-        trace = Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy)
-        return Starlette(routes=routes, middleware=[trace])
+        middleware = [Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy)]
+        if self.node_id is not None:
+            counter = self.metrics.node_responses.labels(self.node_id)
+            middleware.append(Middleware(ServedByMiddleware, node_id=self.node_id, on_response=counter.inc))
+        return Starlette(routes=routes, middleware=middleware)
 
     # ------------------------------------------------------------------ open routes
 
@@ -107,6 +144,8 @@ class Ingress:
             return JSONResponse({"status": "unavailable"}, status_code=503)
         ok = all(v == "ok" for v in status.values())
         body: dict[str, Any] = {"status": "ok" if ok else "unavailable", "deployments": status}
+        if self.node_id is not None:
+            body["node_id"] = self.node_id  # the node whose Ingress replica answered this probe
         with contextlib.suppress(Exception):  # the version is information; health is the deployments
             body["index_version"] = await asyncio.wait_for(self.pipeline.retriever.index_version(), 5)
         if self.model_health is not None:
@@ -153,15 +192,22 @@ class Ingress:
         *,
         playground: bool = False,
         screen: bool = False,
+        query_model: type[BaseModel] | None = None,
     ) -> tuple[Principal, Any, GuardDecision | None]:
         """The contract's checks in order: 413, 401, 400, 422, 503, 403, 429. The body is parsed before
         the guard call so that, with ``screen``, the guard screens a valid question in the same round
-        trip; a parse error still loses to a 401."""
+        trip; a parse error still loses to a 401. ``query_model`` parses the query string the same way
+        (GET routes)."""
         body = await self._read_body(request)  # 413 before anything is parsed
         parsed, body_error = None, None
         if model is not None:
             try:
                 parsed = _parse(body, model)
+            except errors.ServiceError as exc:
+                body_error = exc
+        elif query_model is not None:
+            try:
+                parsed = _query_params(request, query_model)
             except errors.ServiceError as exc:
                 body_error = exc
         question = parsed.query if screen and parsed is not None else None
@@ -224,7 +270,7 @@ class Ingress:
             version = await self._pin_index()
             result = await self.pipeline.answer(req, principal, route=family, prescreen=screen)  # type: ignore[arg-type]
             self._count(result)
-            return JSONResponse(result.body, headers=version)
+            return JSONResponse((await self._offer(result, req, principal)).body, headers=version)
 
         return await self._timed(route, run)
 
@@ -236,6 +282,15 @@ class Ingress:
 
     async def playground(self, request: Request) -> Response:
         return await self._answer_json(request, "/playground", PlaygroundRequest, "playground")
+
+    async def _offer(self, result: AnswerResult, req: Any, principal: Principal) -> AnswerResult:
+        """v1 with ``offer_artifacts``: the answer's files, listed in the body (and the stream's artifacts
+        event); v2 refuses the flag at validation (seed 000: /query/v2 makes no files)."""
+        if result.route != "v1" or not req.offer_artifacts:
+            return result
+        offered = await self.artifacts.offer(result.body, principal)
+        body = {**result.body, "artifacts": [a.model_dump(mode="json") for a in offered]}
+        return dataclasses.replace(result, body=body)
 
     def _count(self, result: AnswerResult) -> None:
         reason = result.body.get("fallback_reason")
@@ -277,7 +332,7 @@ class Ingress:
                 result = await self.pipeline.answer(
                     req, principal, route=family, on_event=on_event, prescreen=screen  # type: ignore[arg-type]
                 )
-                await queue.put(("result", result))
+                await queue.put(("result", await self._offer(result, req, principal)))
             except errors.ServiceError as exc:
                 await queue.put(("error", exc))
             except asyncio.CancelledError:
@@ -363,3 +418,48 @@ class Ingress:
             )
 
         return await self._timed("/conversations/{id}", run)
+
+    # ------------------------------------------------------------------ citation routes
+
+    async def list_documents(self, request: Request) -> Response:
+        async def run() -> Response:
+            principal, params, _ = await self._admit(request, None, query_model=DocumentListParams)
+            found = await self.catalog.list(params, principal)
+            return JSONResponse(found.model_dump(mode="json"))
+
+        return await self._timed("/documents", run)
+
+    async def get_document(self, request: Request) -> Response:
+        async def run() -> Response:
+            principal, _, _ = await self._admit(request, None)
+            view = await self.catalog.document(request.path_params["document_id"], principal)
+            return JSONResponse(view.model_dump(mode="json"))
+
+        return await self._timed("/documents/{id}", run)
+
+    async def get_passage(self, request: Request) -> Response:
+        async def run() -> Response:
+            principal, _, _ = await self._admit(request, None)
+            params = request.path_params
+            view = await self.catalog.passage(params["document_id"], params["chunk_id"], principal)
+            return JSONResponse(view.model_dump(mode="json"))
+
+        return await self._timed("/documents/{id}/passages/{chunk_id}", run)
+
+    async def get_artifact(self, request: Request) -> Response:
+        async def run() -> Response:
+            principal, _, _ = await self._admit(request, None)
+            found = await self.artifacts.fetch(request.path_params["artifact_id"], principal)
+            if found is None:
+                raise errors.NotFound()
+            media = found.media_type
+            if media == "text/csv":
+                media += "; charset=utf-8"
+            headers = {
+                "Content-Disposition": f'attachment; filename="{found.name}"',
+                "Cache-Control": "private, no-store",
+                "X-Content-Type-Options": "nosniff",
+            }
+            return Response(found.content, media_type=media, headers=headers)
+
+        return await self._timed("/artifacts/{id}", run)

@@ -52,3 +52,33 @@ def resolve_scope(
         if not ids:
             return Scope(frozenset(), True)
     return Scope(ids, False)
+
+
+def may_use(spec: SelectionConfig, caller_issuer: str | None) -> bool:
+    return spec.partners is None or (caller_issuer is not None and caller_issuer in spec.partners)
+
+
+def visible_documents(
+    *,
+    selections: dict[str, SelectionConfig],
+    indexed_ids: Collection[str],
+    filter_ids: dict[str, list[str]],
+    caller_issuer: str | None,
+) -> frozenset[str] | None:
+    """The documents the citation routes show a caller (None: every indexed one). The corpus as a whole is
+    open to every caller, less what a selection with a ``partners`` list keeps for those partners: a
+    document kept so is visible only through a selection the caller may use."""
+    def members(name: str, spec: SelectionConfig) -> set[str]:
+        return set(spec.document_ids or ()) | set(filter_ids.get(name, ()))
+
+    kept: set[str] = set()
+    usable: set[str] = set()
+    for name, spec in selections.items():
+        if spec.partners is not None:
+            kept |= members(name, spec)
+        if may_use(spec, caller_issuer):
+            usable |= members(name, spec)
+    if not kept:
+        return None
+    indexed = frozenset(indexed_ids)
+    return (indexed - kept) | (indexed & usable)

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import REPO
 
 SHARED = frozenset({"errors", "budget", "config", "metrics", "scope"})
-ROLES = ("guard", "agent", "answer", "conversation", "wire", "runtime")
+ROLES = ("guard", "agent", "answer", "conversation", "wire", "catalog", "runtime")
 ANSWER_TYPES = frozenset({"serve_app.answer.segments", "serve_app.answer.annotation"})
 EVERYTHING = frozenset({*SHARED, *ROLES, "app", "ingress", "pipeline", "roles"})
 # Which layers each layer may import, besides itself and the shared modules.
@@ -23,9 +23,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "answer": frozenset(),
     "agent": frozenset({"answer"}),
     "wire": frozenset({"answer"}),  # its type modules only, checked below
+    "catalog": frozenset({"answer", "guard", "conversation", "wire"}),
     "roles": frozenset({"guard", "agent", "answer", "conversation", "wire"}),
     "pipeline": frozenset({"roles", "guard", "agent", "answer", "conversation", "wire"}),
-    "ingress": frozenset({"pipeline", "roles", "guard", "wire"}),
+    "ingress": frozenset({"pipeline", "roles", "guard", "wire", "catalog"}),
     "app": EVERYTHING,
     "runtime": EVERYTHING,
 }

@@ -15,6 +15,7 @@ table_query        an aggregate the table computes: a total or average over rows
                    columns and rows do not hold every asked term
 sql_query          a quantity question when a structured SQL source is configured
 bps / open_data    statistics indicators, when those live sources are enabled
+mcp:<server>:<t>   statistics indicators, every allowed tool of each configured MCP server
 search             everything else, and whenever the tools above found nothing readable
 =================  ==============================================================================
 
@@ -30,6 +31,7 @@ from typing import Any
 
 from serve_app.agent.query import SHARE_WORDS, search_query
 from serve_app.agent.text import words
+from serve_app.agent.tools.base import MCP_TOOL_PREFIX
 from serve_app.agent.tools.table import detect_operation
 
 _GREETING = frozenset(
@@ -42,6 +44,8 @@ _RELATIONS: dict[str, tuple[str, ...]] = {
     "revoke": ("mencabut", "dicabut", "pencabutan", "membatalkan"),
     "cite": ("merujuk", "mengacu", "menyebut", "rujukan"),
 }
+# Words of a statistics indicator: a question with one goes to the live statistics sources (BPS, the CKAN
+# portals) when they are configured, before the documents.
 _STATISTICS = (
     "penduduk",
     "kemiskinan",
@@ -52,6 +56,10 @@ _STATISTICS = (
     "ipm",
     "pengangguran",
     "statistik",
+    "persentase",
+    "indeks",
+    "produksi",
+    "pertumbuhan",
 )
 _QUANTITY = ("berapa", "jumlah", "total", "banyaknya", "besaran", "nilai")
 
@@ -151,16 +159,21 @@ class Planner:
         calls: list[PlannedCall] = []
         if operation is not None and "table_query" in self.available:
             calls.append(PlannedCall("table_query", {"query": query, "operation": operation}))
-            if operation in ("sum", "average"):
-                # A total is often stated in the documents themselves: search too, and let the writer
-                # prefer the stated figure when it answers the question better than the computed one.
-                calls.append(search)
+        # Live sources, when configured, are read before the documents are searched.
         if quantity and "sql_query" in self.available:
             calls.append(PlannedCall("sql_query", {"query": query}))
         if any(t.startswith(_STATISTICS) for t in tokens):
             for name in ("bps", "open_data"):
                 if name in self.available:
                     calls.append(PlannedCall(name, {"query": query}))
+            # Every allowed tool of the configured MCP servers; a tool whose required arguments the question
+            # does not give is not called (serve_app/agent/tools/mcp_tool.py).
+            for name in sorted(n for n in self.available if n.startswith(MCP_TOOL_PREFIX)):
+                calls.append(PlannedCall(name, {"query": query}))
+        if operation in ("sum", "average") and "table_query" in self.available:
+            # A total is often stated in the documents themselves: search too, and let the writer
+            # prefer the stated figure when it answers the question better than the computed one.
+            calls.append(search)
         if calls:
             return Plan(calls[0].tool, tuple(calls))
         return Plan("search", (search,), fallback_search=False)

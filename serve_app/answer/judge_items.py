@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from judge.aggregate import restate
 from judge.batching import unverified
 from judge.types import JudgeItem, JudgeResult
 from serve_app.answer.annotation import UNVERIFIED_REASONS
@@ -64,7 +65,13 @@ def judged_context(span: ComposedSpan) -> str:
 
 def judged_passage(passage: Passage) -> str:
     """Rows of an ingested CSV/XLSX table are stored bare, with their header as the chunk's context; the
-    judge reads them as the Markdown table the reader sees, header first, so each cell has its column."""
+    judge reads them as the Markdown table the reader sees, header first, so each cell has its column.
+    A computed figure is never judged against the value its tool stated: the judge reads the rows it came
+    from and its own recomputation (judge/aggregate.py)."""
+    agg = passage.aggregate
+    if agg is not None:
+        dataset = passage.identity.get("dataset")
+        return restate(agg.operation, agg.column, agg.header, agg.rows, dataset=str(dataset or ""))
     chunk = passage.chunk
     if chunk is None or chunk.kind != "table" or "|" not in chunk.context:
         return passage.text

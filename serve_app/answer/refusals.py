@@ -81,6 +81,10 @@ TOOL_NOTICES: dict[str, str] = {
     "bps_unavailable": "BPS WebAPI sedang tidak dapat dihubungi, jadi tidak ada angka yang dibaca darinya.",
     "egress_denied": "Alamat sumber data eksternal tidak termasuk daftar izin server ini, jadi tidak dibaca.",
     "sql_unavailable": "Sumber data terstruktur (SQL) sedang tidak dapat dibaca.",
+    "mcp_unavailable": (
+        "Server MCP sumber data sedang tidak dapat dihubungi atau tidak menjawab tepat waktu, jadi tidak ada "
+        "angka yang dibaca darinya."
+    ),
 }
 
 

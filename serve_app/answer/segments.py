@@ -24,6 +24,26 @@ class Segment:
 
 
 @dataclass(frozen=True, slots=True)
+class Aggregate:
+    """A figure computed over rows (a table's or an SQL source's), kept with the rows it came from: the
+    cells as read, under ``header``. The judge never reads the computed value; it recomputes ``operation``
+    over ``column`` from these rows (judge/aggregate.py) and judges the claim against its own result."""
+
+    operation: Literal["sum", "mean", "count"]
+    column: str  # the measure column; for count, any column
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    row_refs: tuple[str, ...] = ()  # where each row was read (chunk id, table row), same order as rows
+
+    def citation(self) -> dict[str, Any]:
+        rows = [dict(zip(self.header, row, strict=False)) for row in self.rows]
+        out: dict[str, Any] = {"operation": self.operation, "column": self.column, "rows": rows}
+        if self.row_refs:
+            out["row_refs"] = list(self.row_refs)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class Passage:
     """A passage shown to the agent under ``key``. Either an indexed chunk or a tool result
     (portal, table aggregate) with its own identity (dataset, source, period, the call that produced it)."""
@@ -34,10 +54,13 @@ class Passage:
     chunk: Chunk | None = None
     identity: dict[str, Any] = field(default_factory=dict)
     citable: bool = True  # False: shown for context but may not be cited
+    aggregate: Aggregate | None = None  # a computed figure: the rows it came from, for the judge to recompute
 
     def citation(self) -> dict[str, Any]:
         if self.chunk is not None:
             return self.chunk.citation()
+        if self.aggregate is not None:
+            return dict(self.identity) | {"computed_from": self.aggregate.citation()}
         return dict(self.identity)
 
 

@@ -1,9 +1,20 @@
 """The store's tables (SQLAlchemy Core): conversations, their messages, long-term memory, playground
-receipts and the cross-replica rate-limit counters. JSON columns are JSONB on PostgreSQL."""
+receipts, the cross-replica rate-limit counters and the v1 artifacts. JSON columns are JSONB on PostgreSQL."""
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, Integer, MetaData, String, Table, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
 from sqlalchemy.dialects import postgresql
 
 _JSON = JSON().with_variant(postgresql.JSONB(), "postgresql")
@@ -52,4 +63,15 @@ t_rate = Table(
     Column("key", String(512), primary_key=True),
     Column("window_start_ms", BigInteger, primary_key=True),
     Column("count", Integer, nullable=False),
+)
+t_artifacts = Table(
+    "artifacts", metadata,
+    Column("id", String(64), primary_key=True),
+    Column("owner", String(512), nullable=False),
+    Column("name", String(256), nullable=False),
+    Column("media_type", String(128), nullable=False),
+    Column("content", LargeBinary, nullable=False),
+    Column("rows", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
 )

@@ -106,6 +106,7 @@ def local_judge_fn(cfg: AppConfig, *, on_batch: Callable[[int], None] | None = N
 def build_agent(cfg: AppConfig, *, retriever_port: RetrieverPort, writer: Writer | None = None) -> Agent:
     from retrieval.legal import find_references
     from serve_app.agent.agent import Agent, ToolsConfig
+    from serve_app.runtime.sources import build_live_tools
 
     policy = build_policy(cfg)
 
@@ -118,7 +119,9 @@ def build_agent(cfg: AppConfig, *, retriever_port: RetrieverPort, writer: Writer
     return Agent(
         retriever_port,
         writer if writer is not None else build_writer(cfg),
-        tools=ToolsConfig(top_k=cfg.retrieval.agent_top_k, find_references=find_references),
+        tools=ToolsConfig(
+            top_k=cfg.retrieval.agent_top_k, find_references=find_references, extra=build_live_tools(cfg)
+        ),
         guard_passage_screen=passage_flagged,
     )
 
@@ -255,6 +258,9 @@ def preflight(cfg: AppConfig) -> None:
             except ValueError as exc:
                 raise ConfigError(str(exc).rstrip(".") + ".") from None
     build_policy(cfg)
+    from serve_app.runtime.sources import build_live_tools
+
+    build_live_tools(cfg)  # an unusable source fails here, with one sentence, not inside a replica
     if cfg.partners_file and not Path(cfg.partners_file).is_file():
         raise ConfigError(f"Partners file {cfg.partners_file} does not exist.")
     if not cfg.api_keys and not cfg.api_key_hashes:

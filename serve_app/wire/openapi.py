@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from serve_app.wire import documents as d
 from serve_app.wire import schemas as s
 
 WIRE_DIR = Path(__file__).resolve().parent / "json_schemas" / f"v{s.WIRE_SCHEMA_VERSION}"
@@ -22,16 +23,23 @@ RESPONSE_MODELS: dict[str, type[BaseModel]] = {
     "playground_response": s.PlaygroundResponse,
     "search_response": s.SearchResponse,
     "error": s.ErrorBody,
+    "conversation_created": s.ConversationCreated,
+    "conversation_view": s.ConversationView,
+    "document_list": d.DocumentList,
+    "document_view": d.DocumentView,
+    "passage_response": d.PassageResponse,
 }
 REQUEST_MODELS: dict[str, type[BaseModel]] = {
     "query_request": s.QueryRequest,
     "query_v2_request": s.QueryV2Request,
     "playground_request": s.PlaygroundRequest,
     "search_request": s.SearchRequest,
+    "document_list_params": d.DocumentListParams,  # the query string of GET /documents
 }
 
 
-MAY_BE_ABSENT = set(s.OPT_IN_FIELDS) | {"checked", "provenance"}  # search's provenance is opt-in too
+# search's provenance and v1's artifacts are opt-in too
+MAY_BE_ABSENT = set(s.OPT_IN_FIELDS) | {"checked", "provenance", "artifacts"}
 
 
 def _relax(node: Any) -> Any:
@@ -135,6 +143,43 @@ def _op(
     return op
 
 
+def _get_op(summary: str, resp: str, params: list[dict[str, Any]]) -> dict[str, Any]:
+    """A GET route of the catalogue: path and query parameters, no body, the query routes' errors that
+    apply (no 400/409/413/502 without a body or a model call)."""
+    op = _op(summary, None, resp)
+    for code in ("400", "409", "413", "502"):
+        del op["responses"][code]
+    op["responses"]["404"]["description"] = "unknown, or outside every selection the caller may use"
+    op["parameters"] = params
+    return op
+
+
+def _path_param(name: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _query_params() -> list[dict[str, Any]]:
+    schema = d.DocumentListParams.model_json_schema()
+    return [
+        {"name": name, "in": "query", "required": False, "schema": prop,
+         "description": prop.get("description", "")}
+        for name, prop in schema["properties"].items()
+    ]
+
+
+def _artifact_op() -> dict[str, Any]:
+    op = _get_op("A v1 artifact (CSV or XLSX), for the principal that asked, until it expires", "",
+                 [_path_param("artifact_id")])
+    op["responses"]["200"] = {
+        "description": "the file",
+        "content": {media: {"schema": {"type": "string", "contentMediaType": media}}
+                    for media in ("text/csv", s.XLSX_MEDIA_TYPE)},
+    }
+    op["responses"]["404"]["description"] = "unknown, another principal's, or expired"
+    del op["responses"]["422"]
+    return op
+
+
 def _playground_op() -> dict[str, Any]:
     op = _op(
         "Admin trial of one editorial prompt, never published", "PlaygroundRequest", "PlaygroundResponse"
@@ -159,6 +204,9 @@ def openapi_document() -> dict[str, Any]:
         s.ErrorBody,
         s.ConversationCreated,
         s.ConversationView,
+        d.DocumentList,
+        d.DocumentView,
+        d.PassageResponse,
         *s.SSE_EVENTS.values(),
     ]
     _, defs = models_json_schema(
@@ -184,10 +232,26 @@ def openapi_document() -> dict[str, Any]:
         "/conversations/{conversation_id}": {
             "get": _op("A conversation as the reader saw it", None, "ConversationView")
         },
+        "/documents": {
+            "get": _get_op("Documents the caller may use, by title/type/number/year, paged", "DocumentList",
+                           _query_params())
+        },
+        "/documents/{document_id}": {
+            "get": _get_op("A document's identity and sections", "DocumentView", [_path_param("document_id")])
+        },
+        "/documents/{document_id}/passages/{chunk_id}": {
+            "get": _get_op(
+                "A passage as cited, with the reader's context and its citation metadata", "PassageResponse",
+                [_path_param("document_id"), _path_param("chunk_id")],
+            )
+        },
+        "/artifacts/{artifact_id}": {"get": _artifact_op()},
         "/healthz": {
             "get": {
                 "summary": "200 once every deployment answers; `model_servers` names each model server a "
-                "role uses (ok or unavailable); `status` is `degraded` while one is down",
+                "role uses (ok or unavailable); `status` is `degraded` while one is down; in the Ray Serve "
+                "graph `node_id` is the Ray node of the Ingress replica that answered (every response names "
+                "it in `X-Served-By-Node`)",
                 "security": [],
                 "responses": {"200": {"description": "OK"}, "503": {"description": "not ready"}},
             }

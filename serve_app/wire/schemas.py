@@ -264,6 +264,23 @@ class ClaimMapEntry(Offsets):
     citations: list[CitationPair]
 
 
+XLSX_MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+
+class Artifact(WireModel):
+    """A file offered with a v1 answer (``offer_artifacts: true``), fetched at ``url`` until
+    ``expires_at``."""
+
+    id: str
+    name: str
+    media_type: Literal[
+        "text/csv", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    ]
+    url: str = Field(description="Path of the fetch route; same credentials as the request that made it.")
+    expires_at: str
+    rows: int = Field(description="Data rows (the header row not counted).")
+
+
 class QueryV1Response(AnswerBase):
     fallback_reason: V1FallbackReason | None  # type: ignore[assignment]
     conversation_id: str
@@ -272,6 +289,8 @@ class QueryV1Response(AnswerBase):
     dropped_claims_count: int
     dropped_claim_reasons: dict[str, int]
     provenance_complete: bool
+    # Present only when the request set offer_artifacts: true (JSON route).
+    artifacts: list[Artifact] | None = None
 
 
 class SearchResult(WireModel):
@@ -396,6 +415,12 @@ class AnswerDeltaEvent(WireModel):
     text: str
 
 
+class ArtifactsEvent(WireModel):
+    """``/query/stream`` with ``offer_artifacts: true``: the answer's files, after its text, before done."""
+
+    artifacts: list[Artifact]
+
+
 class DoneEvent(WireModel):
     finish_reason: Literal["stop", "refusal", "policy_blocked"]
     history_truncated: bool
@@ -418,6 +443,7 @@ SSE_EVENTS: dict[str, type[BaseModel]] = {
     "annotations": AnnotationsEvent,
     "faithfulness": V1FaithfulnessEvent,
     "answer.delta": AnswerDeltaEvent,
+    "artifacts": ArtifactsEvent,
     "done": DoneEvent,
     "error": ErrorEvent,
 }
@@ -434,6 +460,7 @@ def dump(model: BaseModel, *, opt_in: set[str] | frozenset[str] = frozenset()) -
     faith = data.get("faithfulness")
     if isinstance(faith, dict) and faith.get("checked") is None:
         faith.pop("checked", None)
-    if "checked" in data and data["checked"] is None:
-        del data["checked"]
+    for name in ("checked", "artifacts"):  # absent unless set (artifacts: v1 with offer_artifacts)
+        if name in data and data[name] is None:
+            del data[name]
     return data

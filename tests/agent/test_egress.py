@@ -12,8 +12,9 @@ import httpx
 import pytest
 
 from serve_app.agent.tools.base import Tool, ToolContext
+from serve_app.agent.tools.bps import BpsTool
+from serve_app.agent.tools.ckan import CkanPortal, OpenDataTool
 from serve_app.agent.tools.egress import EgressDenied, EgressPolicy
-from serve_app.agent.tools.open_data import BpsTool, OpenDataTool
 from serve_app.config import SourcesConfig
 from tests.support.agents import FakeRetriever, port_of
 
@@ -107,9 +108,9 @@ def test_redirects_are_not_followed_off_the_list() -> None:
 def test_live_tools_refused_by_the_policy_never_connect(listener: Listener, kind: str) -> None:
     url, egress = f"http://127.0.0.1:{listener.port}", EgressPolicy(["127.0.0.1:1"])
     tool: Tool = (
-        OpenDataTool(url, egress=egress, enabled=True)
+        OpenDataTool([CkanPortal("x", url)], egress=egress)
         if kind == "ckan"
-        else BpsTool(url, api_key="k", egress=egress, enabled=True)
+        else BpsTool(url, api_key="k", egress=egress)
     )
     ctx = ToolContext(retriever=port_of(FakeRetriever([])), query="jumlah penduduk 2023", document_ids=None)
     result = asyncio.run(tool.run({}, ctx))

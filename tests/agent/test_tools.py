@@ -16,8 +16,9 @@ from retrieval.types import Chunk
 from serve_app.agent.agent import Agent, AgentRequest, ToolsConfig
 from serve_app.agent.planner import Planner
 from serve_app.agent.tools.base import Evidence, ToolContext
+from serve_app.agent.tools.bps import BpsTool
+from serve_app.agent.tools.ckan import CkanPortal, OpenDataTool
 from serve_app.agent.tools.egress import EgressPolicy
-from serve_app.agent.tools.open_data import BpsTool, OpenDataTool
 from serve_app.agent.tools.search import SummarizeTool
 from serve_app.agent.tools.sql import SqlQueryTool, UnsafeStatement, check_select
 from serve_app.agent.tools.table import TableQueryTool
@@ -88,12 +89,15 @@ def test_table_top_n_names_the_rows(retriever: FakeRetriever) -> None:
     assert [chunk_of(e).chunk_id for e in result.evidence[1:]] == ["apba-c0"]
 
 
-def test_table_compare_reports_both_sums_and_the_difference(retriever: FakeRetriever) -> None:
+def test_table_compare_reports_both_sums_with_their_rows(retriever: FakeRetriever) -> None:
     query = "Bandingkan anggaran pendidikan dan kesehatan tahun 2022"
     result = asyncio.run(TableQueryTool().run({"operation": "compare"}, ctx(retriever, query)))
-    lines = result.evidence[0].text.splitlines()
-    assert "Rp1.100.000.000.000" in lines[0] and "Rp790.000.000.000" in lines[1]
-    assert "Rp310.000.000.000" in lines[2]
+    first, second = result.evidence[:2]
+    assert "Rp1.100.000.000.000" in first.text and "Rp790.000.000.000" in second.text
+    # each computed figure carries the rows it came from; no derived difference is stated
+    assert first.aggregate is not None and second.aggregate is not None
+    assert first.aggregate.operation == "sum" and first.aggregate.rows
+    assert not any("Rp310.000.000.000" in e.text for e in result.evidence)
 
 
 def test_table_query_without_tables_is_empty() -> None:
@@ -150,8 +154,10 @@ def test_sql_tool_plans_a_parameterised_select_and_stays_read_only(sqlite_url: s
     result = asyncio.run(tool.run({"query": "Berapa total belanja pendidikan 2023?"}, _no_retriever_ctx()))
     texts = [e.text for e in result.evidence]
     assert result.status == "ok"
-    assert texts[0] == "belanja: baris = 1; sum_nilai = 500"
+    assert texts[0] == "Jumlah nilai dari 1 baris tabel belanja (urusan Pendidikan, tahun 2023) adalah 500."
     assert texts[1] == "belanja: urusan = Pendidikan; tahun = 2023; nilai = 500"
+    aggregate = result.evidence[0].aggregate
+    assert aggregate is not None and aggregate.rows == (("Pendidikan", "2023", "500"),)
     assert result.evidence[1].identity["period"] == "2023" and ":t" in result.evidence[1].identity["call"]
     written = asyncio.run(tool.run({"statement": "DELETE FROM belanja"}, _no_retriever_ctx()))
     assert written.status == "error"
@@ -163,7 +169,7 @@ def test_sql_connection_is_read_only_even_past_the_check(
 ) -> None:
     import serve_app.agent.tools.sql as tools_sql
 
-    monkeypatch.setattr(tools_sql, "check_select", lambda s: s)  # as if a write slipped past the check
+    monkeypatch.setattr(tools_sql, "check_select", lambda s, **_: s)  # as if a write slipped past the check
     tool = SqlQueryTool(sqlite_url)
     with pytest.raises(Exception, match="readonly|read-only|attempt to write"):
         tool.execute("INSERT INTO belanja VALUES ('X', 2020, 1)", {})
@@ -266,47 +272,46 @@ def portal() -> Iterator[str]:
 
 
 def test_open_data_reads_ckan_records_with_their_identity(portal: str) -> None:
-    tool = OpenDataTool(
-        f"http://{portal}", egress=EgressPolicy([portal]), enabled=True, portal_name="SatuData"
-    )
+    tool = OpenDataTool([CkanPortal("SatuData", f"http://{portal}")], egress=EgressPolicy([portal]))
     result = asyncio.run(tool.run({}, _ctx_query("Berapa penduduk miskin Pidie tahun 2022?")))
     assert result.status == "ok"
     top = result.evidence[0]
     expected = "Jumlah Penduduk Miskin Aceh — Per kabupaten: "
-    expected += "kabupaten: Pidie; tahun: 2022; penduduk_miskin: 86310"
+    expected += "kabupaten: Pidie; tahun: 2022; penduduk_miskin: 86.310"
     assert top.text == expected
     assert top.identity["dataset"] == "Jumlah Penduduk Miskin Aceh"
     assert (
         top.identity["period"] == "2022"
-        and top.identity["call"] == "datastore_search resource_id=res-1 q=2022"
+        and top.identity["call"] == "datastore_search resource_id=res-1 limit=100 q=2022"
     )
     assert top.identity["source"].startswith("SatuData (127.0.0.1)")
 
 
 def test_bps_reads_the_asked_year(portal: str) -> None:
-    tool = BpsTool(f"http://{portal}", api_key="k", egress=EgressPolicy([portal]), enabled=True)
+    tool = BpsTool(f"http://{portal}", api_key="k", egress=EgressPolicy([portal]))
     result = asyncio.run(tool.run({}, _ctx_query("Persentase penduduk miskin Aceh 2023")))
     assert [e.text for e in result.evidence] == [
-        "Persentase Penduduk Miskin — Aceh, tahun 2023: 14.45 Persen"
+        "Persentase Penduduk Miskin — Aceh, tahun 2023: 14,45 Persen"
     ]
     assert result.evidence[0].identity["period"] == "2023"
 
 
 def test_live_sources_off_or_not_allowed_say_so(portal: str) -> None:
     q = _ctx_query("penduduk miskin")
-    off = OpenDataTool(f"http://{portal}", egress=EgressPolicy([portal]))
+    off = OpenDataTool([], egress=EgressPolicy([portal]))
     assert (asyncio.run(off.run({}, q)).status, asyncio.run(off.run({}, q)).note) == (
         "disabled",
         "open_data_disabled",
     )
-    denied = OpenDataTool(f"http://{portal}", egress=EgressPolicy(["opendata.acehprov.go.id"]), enabled=True)
+    elsewhere = EgressPolicy(["opendata.acehprov.go.id"])
+    denied = OpenDataTool([CkanPortal("x", f"http://{portal}")], egress=elsewhere)
     assert asyncio.run(denied.run({}, q)).status == "not_allowed"
-    keyless = BpsTool(f"http://{portal}", egress=EgressPolicy([portal]), enabled=True)
+    keyless = BpsTool(f"http://{portal}", api_key=None, egress=EgressPolicy([portal]))
     assert asyncio.run(keyless.run({}, q)).note == "bps_disabled"
 
 
 def test_agent_answers_from_the_portal_with_a_tool_passage(portal: str) -> None:
-    tool = OpenDataTool(f"http://{portal}", egress=EgressPolicy([portal]), enabled=True)
+    tool = OpenDataTool([CkanPortal("Open Data", f"http://{portal}")], egress=EgressPolicy([portal]))
     agent = Agent(
         port_of(FakeRetriever([])),
         EmbeddedWriter(),
@@ -317,7 +322,7 @@ def test_agent_answers_from_the_portal_with_a_tool_passage(portal: str) -> None:
     )
     assert outcome.tool == "open_data"
     facts = [s for s in outcome.segments if s.kind == "fact"]
-    assert facts and "86310" in facts[0].text
+    assert facts and "86.310" in facts[0].text
     assert outcome.passages[facts[0].cites[0]].kind == "tool"
 
 
@@ -346,3 +351,20 @@ def test_relation_labels_reduce_to_what_a_question_asks() -> None:
         "cite",
         "amend",
     ]
+
+
+def test_table_total_is_judged_against_the_rows_it_came_from(retriever: FakeRetriever) -> None:
+    from judge.rules import check_claim
+    from judge.types import JudgePassage
+    from serve_app.answer.judge_items import judge_identity, judged_passage
+    from serve_app.answer.segments import Passage
+
+    query = "Berapa total anggaran pendidikan tahun 2022?"
+    total = asyncio.run(TableQueryTool().run({"operation": "sum"}, ctx(retriever, query))).evidence[0]
+    assert total.aggregate is not None and "Rp1.100.000.000.000" in total.text
+    passage = Passage("P1", total.text, kind="tool", identity=total.identity, aggregate=total.aggregate)
+    shown = JudgePassage("P1", judged_passage(passage), judge_identity(passage))
+    assert "Rp1.100.000.000.000" not in shown.text.split("\n")[0]  # the judge reads rows, then its own sum
+    assert check_claim(total.text, [shown]).verdict == "supported"
+    tampered = total.text.replace("Rp1.100.000.000.000", "Rp1.100.000.000.001")
+    assert check_claim(tampered, [shown]).verdict == "unsupported"

@@ -96,6 +96,19 @@ def test_health_metrics_openapi(graph: dict[str, Any]) -> None:
         assert _sample(metrics, agent_runs) >= 1
 
 
+def test_the_reference_client_is_served_without_credentials(graph: dict[str, Any]) -> None:
+    """/ui/ through Ray's proxy as in process: open, with its policy; the API it calls still needs the key."""
+    from serve_app.wire.ui import CONTENT_SECURITY_POLICY
+
+    for path, kind in (("/ui/", "text/html"), ("/ui/app.js", "text/javascript")):
+        response = httpx.get(graph["base"] + path, timeout=10)
+        assert response.status_code == 200, path
+        assert response.headers["content-type"].startswith(kind)
+        assert response.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    unauthenticated = httpx.post(graph["base"] + "/query/v2/stream", json={"query": "Halo"}, timeout=10)
+    assert unauthenticated.status_code == 401
+
+
 def _sample(metrics: str, name: str) -> float:
     """The value of one exposition line (0 when absent)."""
     for line in metrics.splitlines():
@@ -233,3 +246,38 @@ def test_contract_holds_over_http_for_every_demo_question(graph: dict[str, Any])
         v1 = _post(graph, "/query", {"query": question}).json()
         assert_v1_body(v1)
         validate_against_schema(v1, "query_v1_response")
+
+
+def test_citation_routes_over_the_graph(graph: dict[str, Any], demo_retriever: Any) -> None:
+    """The catalogue runs where the index is (the Retriever deployment when split): the same documents,
+    sections and passage as the in-process retriever, and 404 for an unknown one."""
+    from retrieval import catalog
+
+    headers = {"X-API-Key": API_KEY}
+    listed = httpx.get(graph["base"] + "/documents", params={"page_size": 100}, headers=headers, timeout=60)
+    assert listed.status_code == 200, listed.text
+    ids = [d["document_id"] for d in listed.json()["documents"]]
+    assert sorted(ids) == sorted(d.document_id for d in demo_retriever.documents())
+    doc = next(d for d in demo_retriever.documents() if d.identity.doc_type == "Qanun")
+    view = httpx.get(f"{graph['base']}/documents/{doc.document_id}", headers=headers, timeout=60).json()
+    expected = catalog.sections_of(demo_retriever.document_chunks(doc.document_id))
+    assert [s["chunk_ids"] for s in view["sections"]] == [list(s.chunk_ids) for s in expected]
+    chunk = demo_retriever.document_chunks(doc.document_id)[1]
+    url = f"{graph['base']}/documents/{doc.document_id}/passages/{chunk.chunk_id}"
+    passage = httpx.get(url, headers=headers, timeout=60).json()
+    assert passage["text"] == chunk.text and passage["citation"]["chunk_id"] == chunk.chunk_id
+    missing = httpx.get(graph["base"] + "/documents/no-such-document", headers=headers, timeout=60)
+    assert missing.status_code == 404
+
+
+def test_artifacts_are_fetched_from_any_ingress_replica(graph: dict[str, Any]) -> None:
+    """The files live in the store's database: whichever Ingress replica serves the fetch has them."""
+    headers = {"X-API-Key": API_KEY}
+    question = "Berapa pagu Pajak Daerah dan Retribusi Daerah dalam lampiran APBA 2023?"
+    body = _post(graph, "/query", {"query": question, "offer_artifacts": True}).json()
+    assert {a["media_type"] for a in body["artifacts"]} == {
+        "text/csv", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    }
+    url = graph["base"] + body["artifacts"][0]["url"]
+    statuses = {httpx.get(url, headers=headers, timeout=60).status_code for _ in range(8)}
+    assert statuses == {200}

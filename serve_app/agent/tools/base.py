@@ -20,9 +20,14 @@ from typing import Any, Literal
 
 from retrieval.port import RetrieverPort
 from retrieval.types import Chunk
+from serve_app import errors
+from serve_app.answer.segments import Aggregate
 
 log = logging.getLogger(__name__)
 
+# The agent tools of MCP servers are named ``mcp:<server>:<tool>`` (serve_app/agent/tools/mcp_tool.py); the
+# planner finds them by this prefix without importing the MCP SDK.
+MCP_TOOL_PREFIX = "mcp:"
 EventSink = Callable[[dict[str, Any]], Awaitable[None]]
 ToolStatus = Literal[
     "ok",  # readable evidence
@@ -47,6 +52,7 @@ class Evidence:
     chunk: Chunk | None = None
     identity: dict[str, Any] = field(default_factory=dict)
     score: float = 0.0
+    aggregate: Aggregate | None = None  # a computed figure's rows (the judge recomputes it from them)
 
     @property
     def dedupe_key(self) -> str:
@@ -89,6 +95,13 @@ class Tool(ABC):
     """One agent tool. ``run`` raises nothing on a normal miss: it returns a status instead."""
 
     name: str = "tool"
+    # Reads a live source outside the index (SQL, a portal, BPS, an MCP server): when it fails and nothing
+    # else answers the question, the answer is the ``mcp_source_unavailable`` refusal, never another figure.
+    live_source: bool = False
+    # The tool's own per-call limit (its configured source's timeout) in place of the runner's default.
+    time_limit_s: float | None = None
+    # The TOOL_NOTICES key of the honest note when the runner stops the tool or catches its failure.
+    failure_note: str | None = None
 
     @abstractmethod
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
@@ -115,7 +128,10 @@ def _iso(ts: float) -> str:
 
 
 class ToolRunner:
-    """Runs tools under a deadline; every run lands in ``audit`` and emits its two events."""
+    """Runs tools under a deadline; every run lands in ``audit`` and emits its two events. A failing tool is
+    a status, except when the role behind it is gone (:class:`~serve_app.errors.NotReady`, or a timeout
+    while the retriever does not answer its probe): that ends the request, after the audit and
+    ``tool.finished``."""
 
     def __init__(self, *, on_event: EventSink | None = None, timeout_s: float = 8.0) -> None:
         self.on_event = on_event
@@ -134,17 +150,23 @@ class ToolRunner:
         t0 = time.perf_counter()
         shown_args = jsonable(args)
         await self._emit("tool.started", {"call_id": call_id, "tool": tool.name, "arguments": shown_args})
-        timeout = min(self.timeout_s, deadline - started)
+        limit = tool.time_limit_s if tool.time_limit_s is not None else self.timeout_s
+        timeout = min(limit, deadline - started)
+        lost: errors.NotReady | None = None
         if timeout <= 0:
-            result = ToolResult("timeout")
+            result = ToolResult("timeout", note=tool.failure_note)
         else:
             try:
                 result = await asyncio.wait_for(tool.run(args, ctx), timeout=timeout)
             except TimeoutError:
-                result = ToolResult("timeout")
+                result = ToolResult("timeout", note=tool.failure_note)
+                if not await ctx.retriever.reachable():  # waited on a retriever that is not there
+                    lost = errors.NotReady()
+            except errors.NotReady as exc:  # the role behind the tool is gone: raised below, after the audit
+                lost, result = exc, ToolResult("error", note=tool.failure_note)
             except Exception as exc:  # a failing tool is a status, never a crash of the request
                 log.warning("tool %s failed: %r", tool.name, exc)
-                result = ToolResult("error")
+                result = ToolResult("error", note=tool.failure_note)
         duration_ms = round((time.perf_counter() - t0) * 1000, 3)
         self.audit.append(
             {
@@ -167,4 +189,6 @@ class ToolRunner:
                 "duration_ms": duration_ms,
             },
         )
+        if lost is not None:
+            raise lost
         return result

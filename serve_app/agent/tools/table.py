@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from serve_app.agent.text import (
     content_terms,
@@ -27,6 +27,7 @@ from serve_app.agent.text import (
     years,
 )
 from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
+from serve_app.answer.segments import Aggregate
 
 OPERATION_WORDS: dict[str, tuple[str, ...]] = {
     "top": ("terbesar", "tertinggi", "teratas", "terbanyak", "top"),
@@ -39,12 +40,12 @@ OPERATION_WORDS: dict[str, tuple[str, ...]] = {
 # "sebutkan semua asas" is a list question.
 _SUM_IF_QUANTITY = ("seluruh", "semua")
 _QUANTITY_WORDS = ("berapa", "jumlah", "total", "nilai")
-_OPERATION_TERMS = frozenset(w for ws in OPERATION_WORDS.values() for w in ws) | {
+OPERATION_TERMS = frozenset(w for ws in OPERATION_WORDS.values() for w in ws) | {
     "paling", "besar", "kecil", "tinggi", "rendah", "banyak", "sedikit", "seluruh", "semua", "jumlah",
     "nilai", "berapa", "besaran", "urutan", "urutkan",
 }
 # Words every table of this corpus is about, or that name the table itself: no row filter.
-_GENERIC = frozenset("aceh provinsi pemerintah apba apbd apbn data tabel lampiran daftar".split())
+GENERIC_TERMS = frozenset("aceh provinsi pemerintah apba apbd apbn data tabel lampiran daftar".split())
 # Asked words that name a measure column: "anggaran pendidikan" is the pagu column of a budget table.
 _MEASURE_SYNONYMS: dict[str, tuple[str, ...]] = {
     "anggaran": ("pagu", "anggaran"),
@@ -69,6 +70,8 @@ _MEASURE_HINTS = (
 _ID_HINTS = ("id", "kode", "no", "nomor", "halaman", "urut", "row")
 _LEVEL_HINTS = ("level", "tingkat")
 MAX_ROW_PASSAGES = 10
+# A computed figure cites every row it came from; over more rows than this it is not computed at all.
+MAX_AGGREGATE_ROWS = 200
 
 
 def detect_operation(query: str) -> str | None:
@@ -96,6 +99,28 @@ class _Row:
     cells: list[str]
 
 
+@dataclass(slots=True)
+class _Computed:
+    """What the table answered: one or more passages (a computed figure carries the rows it came from, for
+    the judge to recompute), the rows to show as chunks, the period and the call."""
+
+    pieces: list[tuple[str, Aggregate | None]]
+    used: list[_Row]
+    period: str | None
+    call: str
+
+
+def _aggregate(operation: str, columns: list[str], measure: int, rows: list[_Row]) -> Aggregate | None:
+    if len(rows) > MAX_AGGREGATE_ROWS:
+        return None  # too many rows to cite: the figure would not be checkable
+    op: Literal["sum", "mean"] = "mean" if operation == "average" else "sum"
+    return Aggregate(
+        operation=op, column=columns[measure], header=tuple(columns),
+        rows=tuple(tuple(r.cells) + ("",) * (len(columns) - len(r.cells)) for r in rows),
+        row_refs=tuple(r.chunk_id for r in rows),
+    )
+
+
 class TableQueryTool(Tool):
     name = "table_query"
 
@@ -121,15 +146,18 @@ class TableQueryTool(Tool):
             )
             if computed is None:
                 continue
-            statement, used, period, call = computed
+            period, call = computed.period, computed.call
             identity = {"dataset": title, "source": source, "period": period, "call": call}
-            aggregate = Evidence(text=statement, kind="tool", identity=identity, score=1.0)
-            chunk_ids = list(dict.fromkeys(r.chunk_id for r in used))[:MAX_ROW_PASSAGES]
+            shown = [
+                Evidence(text=text, kind="tool", identity=identity, score=1.0, aggregate=agg)
+                for text, agg in computed.pieces
+            ]
+            chunk_ids = list(dict.fromkeys(r.chunk_id for r in computed.used))[:MAX_ROW_PASSAGES]
             chunks = await asyncio.gather(*(ctx.retriever.chunk(cid) for cid in chunk_ids))
             rows = [
                 Evidence.of_chunk(c, 0.9) for c in chunks if c is not None and ctx.in_scope(c.document_id)
             ]
-            return ToolResult("ok", [aggregate, *rows])
+            return ToolResult("ok", [*shown, *rows])
         return ToolResult("empty")
 
     async def _table_documents(self, query: str, ctx: ToolContext, named: Any) -> list[tuple[str, str, str]]:
@@ -207,12 +235,12 @@ def _cell_words(row: _Row, cols: list[int]) -> list[str]:
 
 def _compute(
     columns: list[str], rows: list[_Row], query: str, operation: str, title: str, default_n: int
-) -> tuple[str, list[_Row], str | None, str] | None:
+) -> _Computed | None:
     text_cols, measures, year_col, level_col = _classify(columns, rows)
     terms = [
         t
         for t in content_terms(query)
-        if t not in _OPERATION_TERMS and t not in _GENERIC and not t[0].isdigit()
+        if t not in OPERATION_TERMS and t not in GENERIC_TERMS and not t[0].isdigit()
     ]
     asked_years = years(query)
     if any(t in _PERCENT_ASKED for t in words(query)):
@@ -278,26 +306,34 @@ def _compute(
         for i, r in enumerate(ranked, 1):
             label = r.cells[label_col] if label_col is not None else f"baris {i}"
             lines.append(f"{i}. {label}: {money(value(r))}")
-        return "\n".join(lines), ranked, period, call
+        return _Computed([("\n".join(lines), None)], ranked, period, call)
     if operation == "average":
         group, matched = selected[0]
         avg = sum(value(r) for r in matched) / len(matched)
         text = f"Rata-rata {measure_name} dari {describe(group, len(matched))} adalah {money(avg)}."
-        return text, _largest(matched, value), period, call
+        agg = _aggregate(operation, columns, measure, matched)
+        return _Computed([(text, agg)], _largest(matched, value), period, call) if agg else None
     if operation == "compare" and len(selected) > 1:
-        lines, used, totals = [], [], []
+        # One computed figure per group, each with its rows. No difference is stated: a figure derived
+        # from two computed ones is not something the judge can support.
+        pieces: list[tuple[str, Aggregate | None]] = []
+        used: list[_Row] = []
         for group, matched in selected:
+            if not matched:
+                continue
             total = sum(value(r) for r in matched)
-            totals.append(total)
-            lines.append(f"Jumlah {measure_name} dari {describe(group, len(matched))} adalah {money(total)}.")
+            agg = _aggregate("sum", columns, measure, matched)
+            if agg is None:
+                return None
+            text = f"Jumlah {measure_name} dari {describe(group, len(matched))} adalah {money(total)}."
+            pieces.append((text, agg))
             used.extend(_largest(matched, value, 5))
-        if len(totals) == 2:
-            lines.append(f"Selisih kedua jumlah tersebut adalah {money(abs(totals[0] - totals[1]))}.")
-        return "\n".join(lines), used, period, call
+        return _Computed(pieces, used, period, call)
     group, matched = selected[0]
     total = sum(value(r) for r in matched)
     text = f"Jumlah {measure_name} dari {describe(group, len(matched))} adalah {money(total)}."
-    return text, _largest(matched, value), period, call
+    agg = _aggregate("sum", columns, measure, matched)
+    return _Computed([(text, agg)], _largest(matched, value), period, call) if agg else None
 
 
 def _table_knows(rows: list[_Row], text_cols: list[int], filters: list[str], context: set[str]) -> bool:

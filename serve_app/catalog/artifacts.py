@@ -1,0 +1,172 @@
+"""v1 artifacts (``offer_artifacts: true`` on ``/query``): the answer's tables, each row with the passages it
+cites, and the cited rows of ingested CSV/XLSX tables, as CSV and XLSX files kept for the caller.
+
+Only what the published v1 answer holds goes in: v1 has already removed every statement the judge did not
+confirm, so a file never carries a row the reader was not shown as verified.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from openpyxl import Workbook
+
+from retrieval.port import RetrieverPort
+from serve_app.answer.compose import table_cells
+from serve_app.conversation.artifacts import ArtifactFile, ArtifactStore
+from serve_app.conversation.store import Store
+from serve_app.guard.auth import Principal
+from serve_app.wire.schemas import XLSX_MEDIA_TYPE, Artifact
+
+CSV = "text/csv"
+XLSX = XLSX_MEDIA_TYPE
+SOURCE_COLUMNS = ["sumber", "chunk_id"]
+_SEPARATOR = re.compile(r"^\|( *:?-{3,}:? *\|)+$")
+_INTEGER = re.compile(r"^-?(0|[1-9][0-9]{0,17})$")  # a plain integer (no leading zero: codes stay text)
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")  # ASCII: the name goes into a header
+
+
+@dataclass(frozen=True, slots=True)
+class Sheet:
+    """One table to offer: a name (file stem), its header and its rows."""
+
+    name: str
+    columns: list[str]
+    rows: list[list[str]]
+
+
+def _lines(answer: str) -> list[tuple[int, int, str]]:
+    out, at = [], 0
+    for line in answer.split("\n"):
+        out.append((at, at + len(line), line))
+        at += len(line) + 1
+    return out
+
+
+def _row_sources(claims: Sequence[Mapping[str, Any]], start: int, end: int) -> tuple[str, str]:
+    """The cited documents and chunk ids of the claims inside [start, end) of the answer."""
+    labels: list[str] = []
+    chunks: list[str] = []
+    for claim in claims:
+        if claim["start"] >= start and claim["end"] <= end:
+            for pair in claim.get("citations", []):
+                cite = pair.get("citation", {})
+                label = cite.get("legal_reference") or cite.get("document_title") or ""
+                if label and label not in labels:
+                    labels.append(label)
+                if cite.get("chunk_id") and cite["chunk_id"] not in chunks:
+                    chunks.append(cite["chunk_id"])
+    return "; ".join(labels), "; ".join(chunks)
+
+
+def answer_tables(body: Mapping[str, Any]) -> list[Sheet]:
+    """The Markdown tables the server composed into the answer (``| a | b |`` lines after a header and
+    its separator row), each row with its cited sources."""
+    claims = body.get("claim_map", [])
+    lines = _lines(body.get("answer", ""))
+    sheets: list[Sheet] = []
+    i = 0
+    while i < len(lines) - 1:
+        _, _, line = lines[i]
+        below = lines[i + 1][2].replace(" ", "")
+        if line.startswith("| ") and line.endswith(" |") and _SEPARATOR.match(below):
+            columns = table_cells(line[2:-2])
+            rows, j = [], i + 2
+            while j < len(lines) and lines[j][2].startswith("| ") and lines[j][2].endswith(" |"):
+                start, end, text = lines[j]
+                rows.append([*table_cells(text[2:-2]), *_row_sources(claims, start, end)])
+                j += 1
+            if rows:
+                sheets.append(Sheet(f"tabel-jawaban-{len(sheets) + 1}", columns + SOURCE_COLUMNS, rows))
+            i = j
+        else:
+            i += 1
+    return sheets
+
+
+async def cited_source_rows(body: Mapping[str, Any], retriever: RetrieverPort) -> list[Sheet]:
+    """For every cited chunk that is a row of an ingested CSV/XLSX table: that table's header and its
+    cited rows, in the table's order."""
+    cited: dict[str, set[str]] = {}
+    for claim in body.get("claim_map", []):
+        for pair in claim.get("citations", []):
+            cite = pair.get("citation", {})
+            if cite.get("document_id") and cite.get("chunk_id"):
+                cited.setdefault(cite["document_id"], set()).add(cite["chunk_id"])
+    sheets = []
+    for document_id, chunk_ids in cited.items():
+        table = await retriever.table(document_id)
+        if table is None:
+            continue
+        rows = [[*cells, chunk_id] for chunk_id, cells in table.rows if chunk_id in chunk_ids]
+        if rows:
+            name = "baris-dikutip-" + (_UNSAFE.sub("-", table.name or document_id).strip("-") or "tabel")
+            sheets.append(Sheet(name, [*table.columns, "chunk_id"], rows))
+    return sheets
+
+
+def to_csv(sheet: Sheet) -> bytes:
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer)
+    writer.writerow(sheet.columns)
+    writer.writerows(sheet.rows)
+    return buffer.getvalue().encode("utf-8")
+
+
+def _cell(value: str) -> str | int:
+    return int(value) if _INTEGER.match(value) else value
+
+
+def to_xlsx(sheet: Sheet) -> bytes:
+    book = Workbook()
+    ws = book.active
+    assert ws is not None  # a new workbook always has its first sheet
+    ws.title = sheet.name[:31]  # Excel's limit on a sheet name
+    ws.append(sheet.columns)
+    for row in sheet.rows:
+        ws.append([_cell(v) for v in row])
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def files_of(sheets: Sequence[Sheet]) -> list[ArtifactFile]:
+    out = []
+    for sheet in sheets:
+        out.append(ArtifactFile(f"{sheet.name}.csv", CSV, to_csv(sheet), len(sheet.rows)))
+        out.append(ArtifactFile(f"{sheet.name}.xlsx", XLSX, to_xlsx(sheet), len(sheet.rows)))
+    return out
+
+
+class ArtifactOffer:
+    """Builds an answer's files, keeps them for ``ttl_s`` under the caller's principal, lists them."""
+
+    def __init__(self, retriever: RetrieverPort, store: ArtifactStore, *, ttl_s: float) -> None:
+        self.retriever = retriever
+        self.store = store
+        self.ttl_s = ttl_s
+
+    @classmethod
+    def over(cls, retriever: RetrieverPort, store: object, *, ttl_s: float) -> ArtifactOffer:
+        """Kept in the conversation store's database: ``store`` is the service's Store (in one process and
+        in every Ingress replica alike)."""
+        return cls(retriever, ArtifactStore(cast(Store, store)), ttl_s=ttl_s)
+
+    async def offer(self, body: Mapping[str, Any], principal: Principal) -> list[Artifact]:
+        sheets = answer_tables(body) + await cited_source_rows(body, self.retriever)
+        files = await asyncio.to_thread(files_of, sheets)
+        saved = await asyncio.to_thread(self.store.save, principal.key, files, ttl_s=self.ttl_s)
+        return [
+            Artifact.model_validate({"id": a.id, "name": a.name, "media_type": a.media_type,
+                                     "url": f"/artifacts/{a.id}", "expires_at": a.expires_at, "rows": a.rows})
+            for a in saved
+        ]
+
+    async def fetch(self, artifact_id: str, principal: Principal) -> ArtifactFile | None:
+        return await asyncio.to_thread(self.store.fetch, artifact_id, principal.key)
