@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from judge.lexicon import CURRENCY_HINTS, FRAMING_WORDS, MARKER_WORDS, SCALE_WORDS
@@ -173,6 +173,13 @@ def _named(token: Token, by_form: bool, claim_keys: frozenset[str]) -> bool:
     return token.low in claim_keys if by_form else is_grounded(token, claim_keys)
 
 
+@lru_cache(maxsize=16)
+def _cites_clauses(claim_keys: frozenset[str]) -> bool:
+    """Whether the claim cites a clause ("ayat (1) huruf c": a reference pseudo-word, judge.textunits); once
+    per claim, not once per candidate figure (a frozenset caches its hash, so the look-up is cheap)."""
+    return any(key[0] == "§" for key in claim_keys)
+
+
 def entity_ok(
     claim_fig: ClaimFigure,
     source: Source,
@@ -183,7 +190,7 @@ def entity_ok(
     english: bool = False,
 ) -> bool:
     distinctive, names = _distinctive(source.view, figure_index)
-    if not any(key[0] == "§" for key in claim_keys):
+    if not _cites_clauses(claim_keys):
         # "sebagaimana dimaksud pada ayat (1) huruf c" tells a clause apart only to a claim citing clauses
         distinctive = tuple(d for d in distinctive if d[0].low[0] != "§")
     if distinctive and len(source.view.quantities) > 1:

@@ -1,0 +1,39 @@
+"""A bounded figure in one clause with another figure is its condition: both must be read together in the
+passage (one list item, or an item and its lead-in). Synthetic passage written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from judge.rules import check_claim
+from judge.types import JudgePassage
+
+TIERS = JudgePassage(
+    "P1",
+    "(2) Besaran insentif bagi koperasi yang asetnya paling banyak Rp900.000.000,00 (sembilan ratus juta "
+    "rupiah) ditetapkan sebagai berikut:\n"
+    "a. 1,5% (satu koma lima persen) bagi koperasi dengan jumlah anggota sampai dengan 300 (tiga ratus) "
+    "orang; atau\n"
+    "b. 4% (empat persen) bagi koperasi dengan jumlah anggota lebih dari 300 (tiga ratus) orang.",
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict", "reason"),
+    [
+        # the rate of item a with the threshold of item b: each is written, the claim is not
+        ("Insentif 1,5% berlaku bagi koperasi dengan jumlah anggota lebih dari 300 orang.", "unsupported",
+         "condition_elsewhere"),
+        ("Insentif 4% berlaku bagi koperasi dengan jumlah anggota lebih dari 300 orang.", "supported", None),
+        ("Insentif 1,5% berlaku bagi koperasi dengan jumlah anggota sampai dengan 300 orang.", "supported",
+         None),
+        # the lead-in's threshold conditions every item
+        ("Koperasi dengan aset paling banyak Rp900 juta mendapat insentif 4% bila jumlah anggota lebih dari "
+         "300 orang.", "supported", None),
+    ],
+)  # fmt: skip
+def test_a_condition_is_read_with_its_figure(claim: str, verdict: str, reason: str | None) -> None:
+    check = check_claim(claim, [TIERS])
+    assert check.verdict == verdict, check.reasons
+    if reason:
+        assert reason in check.reasons
