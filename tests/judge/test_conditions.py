@@ -37,3 +37,22 @@ def test_a_condition_is_read_with_its_figure(claim: str, verdict: str, reason: s
     assert check.verdict == verdict, check.reasons
     if reason:
         assert reason in check.reasons
+
+
+DETENTION = JudgePassage(
+    "P1",
+    "(4) Barang yang disita wajib diserahkan dalam waktu tidak lebih dari 2x24 (dua kali dua puluh empat) "
+    "jam setelah penyitaan.",
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        ("Barang yang disita wajib diserahkan paling lama 48 jam setelah penyitaan.", "supported"),
+        ("Barang yang disita wajib diserahkan paling lama 24 jam setelah penyitaan.", "unsupported"),
+        ("Barang yang disita wajib diserahkan paling cepat 48 jam setelah penyitaan.", "unsupported"),
+    ],
+)
+def test_a_count_of_time_spans_grounds_its_product(claim: str, verdict: str) -> None:
+    assert check_claim(claim, [DETENTION]).verdict == verdict
