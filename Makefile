@@ -26,17 +26,18 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 VLLM_VERSION := 0.32.0
 
-.PHONY: install index serve test lint bench readme schemas clean vllm model serve-llm chromium
+.PHONY: install index serve test lint bench readme schemas client-models ts clean vllm model serve-llm chromium kuberay lock
 
 install: $(STAMP)
 
 # torch is pinned here, not in pyproject.toml: 2.13.0 is the CPU wheel this machine carries, an
 # unpinned torch would pull several GB of CUDA builds.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[cpu,dev]'
+	$(BIN)/pip install -q -e clients/python
 	touch $(STAMP)
 
 # vLLM for CPUs in an environment of its own: it pins a transformers older than the project's. Its
@@ -88,12 +89,35 @@ lint: install
 schemas: install
 	$(BIN)/python -m serve_app.wire.schema_export
 
+# The Python client's wire models, generated from the committed JSON Schemas (run after `make schemas`).
+client-models: install
+	$(BIN)/python clients/python/codegen.py
+
+# TypeScript: the wire types generated from the JSON Schemas (json-schema-to-typescript), type-checked with
+# tsc --noEmit, then built to clients/typescript/dist (the node test reads a stream with it). npm ci installs
+# the exact versions of clients/typescript/package-lock.json.
+ts:
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && node scripts/generate.mjs && \
+	  npx tsc --noEmit -p tsconfig.json && npx tsc -p tsconfig.json
+
 bench: index
 	$(BIN)/aceh-rag bench --help
 
 # The README's benchmark table, from benchmarks/results/*.json (tests/bench/test_readme.py checks it).
 readme: install
 	$(BIN)/python -m benchmarks.readme_table
+
+# The KubeRay RayService manifest from configs/serve_deploy.yaml (tests/runtime/test_kuberay.py compares);
+# IMAGE_CPU / IMAGE_GPU name the images built from deploy/Dockerfile.cpu and deploy/Dockerfile.gpu.
+IMAGE_CPU ?= aceh-rag:0.1.0-cpu
+IMAGE_GPU ?= aceh-rag:0.1.0-gpu
+kuberay: install
+	$(BIN)/python -m serve_app.runtime.kuberay --image-cpu $(IMAGE_CPU) --image-gpu $(IMAGE_GPU) \
+	  --out deploy/kuberay/rayservice.yaml
+
+# deploy/requirements-cpu.txt: aceh-rag[cpu]'s dependencies pinned to this environment (the CPU image's).
+lock: install
+	$(BIN)/python deploy/lock_requirements.py
 
 clean:
 	rm -rf .aceh

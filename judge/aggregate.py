@@ -20,7 +20,7 @@ from judge.numbers import extract_figures
 
 OPERATIONS = ("sum", "mean", "count")
 _PLACES = Decimal(1).scaleb(-12)  # a mean is written to 12 decimals: finer than any claim states
-_WORDS = {"sum": "jumlah", "mean": "rata-rata", "count": "banyaknya baris"}
+_WORDS = {"sum": "jumlah", "mean": "rata-rata"}
 
 
 class Recomputed(NamedTuple):
@@ -103,13 +103,13 @@ def restate(
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     done = recompute(operation, column, header, rows)
     of = f"{done.rows} baris tabel" + (f" {dataset}" if dataset else "")
-    shared = shared_cells(header, rows, skip=column)
+    shared = shared_cells(header, rows, skip="" if operation == "count" else column)
     if shared:  # what every row has in common names the figure's entity and period, next to it
         of += " (" + ", ".join(f"{h} {v}" for h, v in shared) + ")"
     if done.value is None:
         lines.append(f"Nilai {column} dari {of} tidak dapat dihitung ulang.")
     elif operation == "count":
-        lines.append(f"Dihitung ulang: banyaknya baris adalah {done.rows}.")
+        lines.append(f"Dihitung ulang: banyaknya {column} dari {of} adalah {done.rows}.")
     else:
         figure = f"{done.unit_prefix}{format_id(done.value)}{done.suffix}"
         lines.append(f"Dihitung ulang: {_WORDS[operation]} {column} dari {of} adalah {figure}.")

@@ -55,6 +55,11 @@ class RetrieverPort(Protocol):
 
     async def chunk(self, chunk_id: str) -> Chunk | None: ...
 
+    async def reachable(self) -> bool:
+        """Whether the retriever answers at all now (asked after a call ran out of time: a retriever that is
+        gone, e.g. a replica being replaced, is a service failure, not a search that found nothing)."""
+        ...
+
     # The citation routes' catalogue (retrieval.catalog): the filtering runs where the index is.
     async def find_documents(self, query: DocumentQuery) -> DocumentPage: ...
 
@@ -97,6 +102,9 @@ class LocalRetrieverPort:
 
     async def index_version(self) -> str:
         return version_of(self.retriever)
+
+    async def reachable(self) -> bool:
+        return True  # in this process: as reachable as the caller
 
     async def search(
         self,

@@ -30,7 +30,7 @@ from serve_app.budget import RequestBudget
 from serve_app.config import ROLES, AppConfig, load_config
 from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
 from serve_app.runtime import factory, index_setup
-from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator
+from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator, RemoteRetriever
 from serve_app.wire.relay import Done, EventSink, relay
 from serve_app.wire.tracing import configure_logging
 
@@ -202,7 +202,7 @@ class AgentDeployment(_Component):
     def __init__(self, config: dict[str, Any], retriever: Any) -> None:
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
-        self.agent = factory.build_agent(cfg, retriever_port=HandleProxy(retriever))
+        self.agent = factory.build_agent(cfg, retriever_port=RemoteRetriever(retriever))
 
     async def run(self, req: AgentRequest, budget: RequestBudget) -> AgentOutcome:
         """JSON routes need no tool events: one call, one reply (cheaper than a streaming handle). The
@@ -229,7 +229,7 @@ class GuardDeployment(_Component):
     def __init__(self, config: dict[str, Any]) -> None:
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
-        replicas = cfg.serve.deployment("Guard").num_replicas
+        replicas = cfg.serve.deployment("Guard").guard_processes()
         self.guard = factory.build_guard(cfg, store=factory.build_store(cfg), processes=replicas)
 
     async def admit(self, headers: dict[str, str], question: str | None = None) -> Any:
@@ -268,7 +268,7 @@ class IngressDeployment(_Component):
         parts = factory.Components(
             store=factory.build_store(cfg),
             guard=HandleProxy(guard) if guard is not None else None,
-            retriever=HandleProxy(retriever) if retriever is not None else None,
+            retriever=RemoteRetriever(retriever) if retriever is not None else None,
             agent=RemoteAgent(agent) if agent is not None else None,
             annotator=RemoteAnnotator(annotator) if annotator is not None else None,
             judge_fn=HandleProxy(judge_pool).judge_many if judge_pool is not None else None,
@@ -276,12 +276,15 @@ class IngressDeployment(_Component):
         self.pipeline = factory.build_pipeline(
             cfg,
             parts,
-            guard_processes=cfg.serve.deployment("Ingress").num_replicas,
+            guard_processes=cfg.serve.deployment("Ingress").guard_processes(),
             on_judge_batch=self.metrics.judge_batch.observe,
         )
         self.guard = self.pipeline.guard
         self.foreign = ForeignMetrics()
         self.metrics.registry.register(self.foreign)
+        import ray
+
+        self.node_id: str = ray.get_runtime_context().get_node_id()
 
     async def _health(self) -> dict[str, str]:
         async def probe(name: str, handle: Any) -> tuple[str, str]:
@@ -315,8 +318,36 @@ class IngressDeployment(_Component):
             metrics_text=self._metrics_text,
             model_health=factory.model_health_check(self.pipeline.config),
             behind_ray_proxy=True,
+            node_id=self.node_id,
         )
         return ingress.app()
+
+
+def deployment_options(cfg: AppConfig, name: str, *, env_vars: dict[str, str]) -> dict[str, Any]:
+    """Ray Serve's options for one deployment, from its ``serve.deployments`` entry (also what
+    :mod:`serve_app.runtime.kuberay` writes into a RayService). ``env_vars`` join the application's
+    runtime_env (Ray merges them)."""
+    d = cfg.serve.deployment(name)
+    actor: dict[str, Any] = {"num_cpus": d.num_cpus, "runtime_env": {"env_vars": env_vars}}
+    if d.num_gpus:
+        actor["num_gpus"] = d.num_gpus
+    if d.resources:
+        actor["resources"] = dict(d.resources)
+    options: dict[str, Any] = {
+        "ray_actor_options": actor,
+        "max_ongoing_requests": d.max_ongoing_requests,
+        # Requests here end within the configured deadline; Ctrl-C need not wait Serve's default 20 s.
+        "graceful_shutdown_timeout_s": cfg.budgets.deadline_s + 2,
+        "graceful_shutdown_wait_loop_s": 0.5,
+    }
+    if d.autoscaling is None:
+        options["num_replicas"] = d.num_replicas
+    else:
+        options["autoscaling_config"] = {
+            **d.autoscaling.model_dump(),
+            "initial_replicas": d.num_replicas,
+        }
+    return options
 
 
 def build_app(cfg: AppConfig) -> Application:
@@ -326,19 +357,7 @@ def build_app(cfg: AppConfig) -> Application:
     metrics_dir = os.path.join(tempfile.gettempdir(), f"aceh-metrics-{uuid.uuid4().hex[:12]}")
 
     def opts(name: str) -> dict[str, Any]:
-        d = cfg.serve.deployment(name)
-        env = {MULTIPROC_ENV: metrics_dir}  # merged with the job's runtime_env by Ray
-        actor: dict[str, Any] = {"num_cpus": d.num_cpus, "runtime_env": {"env_vars": env}}
-        if d.num_gpus:
-            actor["num_gpus"] = d.num_gpus
-        return {
-            "num_replicas": d.num_replicas,
-            "ray_actor_options": actor,
-            "max_ongoing_requests": d.max_ongoing_requests,
-            # Requests here end within the configured deadline; Ctrl-C need not wait Serve's default 20 s.
-            "graceful_shutdown_timeout_s": cfg.budgets.deadline_s + 2,
-            "graceful_shutdown_wait_loop_s": 0.5,
-        }
+        return deployment_options(cfg, name, env_vars={MULTIPROC_ENV: metrics_dir})
 
     def bind(name: str, deployment: Any, *args: Any) -> Any:
         """A colocated role is built inside the Ingress replica: no deployment, no handle (None)."""

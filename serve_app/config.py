@@ -16,7 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from models.embeddings import DEFAULT_MAX_SEQ_LENGTH
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CONFIG = REPO_ROOT / "configs" / "default.yaml"
+# An installed wheel has no repository around it: the build copies configs/ (YAML, policy, demo corpus) into
+# the package (setup.py), and that copy is where configs/... paths resolve. Other relative paths of an
+# installed service (index, corpus, database) are the operator's and resolve from the working directory.
+PACKAGED_ROOT = Path(__file__).resolve().parent / "_data"
+INSTALLED = (PACKAGED_ROOT / "configs").is_dir()
+DATA_ROOT = PACKAGED_ROOT if INSTALLED else REPO_ROOT
+DEFAULT_CONFIG = DATA_ROOT / "configs" / "default.yaml"
 ENGINE_KINDS = ("embedded", "openai", "transformers")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -160,11 +166,48 @@ class SelectionConfig(_Strict):
     partners: list[str] | None = None
 
 
+class AutoscalingConfig(_Strict):
+    """Ray Serve's replica autoscaling for one deployment (its ``autoscaling_config``): replicas are added
+    while the average ongoing requests per replica stay above the target, removed while below."""
+
+    min_replicas: int = Field(ge=1)
+    max_replicas: int = Field(ge=1)
+    target_ongoing_requests: float = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> AutoscalingConfig:
+        if self.max_replicas < self.min_replicas:
+            raise ValueError(
+                f"max_replicas ({self.max_replicas}) is below min_replicas ({self.min_replicas})"
+            )
+        return self
+
+
 class DeploymentConfig(_Strict):
-    num_replicas: int = 1
+    # With `autoscaling`, num_replicas is the count it starts with (Ray's initial_replicas).
+    num_replicas: int = Field(default=1, ge=1)
     num_cpus: float = 0.1
     num_gpus: float = 0.0
     max_ongoing_requests: int = 64
+    autoscaling: AutoscalingConfig | None = None
+    # Custom Ray resources each replica needs (pins replicas to the nodes that offer them).
+    resources: dict[str, float] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _replicas_within_bounds(self) -> DeploymentConfig:
+        scale = self.autoscaling
+        if scale is not None and not scale.min_replicas <= self.num_replicas <= scale.max_replicas:
+            raise ValueError(
+                f"num_replicas ({self.num_replicas}) is the count an autoscaled deployment starts with and "
+                f"must lie between autoscaling.min_replicas ({scale.min_replicas}) and max_replicas "
+                f"({scale.max_replicas})"
+            )
+        return self
+
+    def guard_processes(self) -> int:
+        """How many replicas share the per-key rate limits: the fewest an autoscaled deployment runs, so the
+        configured limit holds at that size (more replicas raise it in proportion)."""
+        return self.autoscaling.min_replicas if self.autoscaling is not None else self.num_replicas
 
 
 Role = Literal["Guard", "Retriever", "Agent", "Annotator", "JudgePool"]
@@ -376,9 +419,20 @@ class AppConfig(_Strict):
         return self
 
     def resolve(self, path: str) -> Path:
-        """Relative paths in the config are relative to the repository root."""
-        p = Path(path)
-        return p if p.is_absolute() else REPO_ROOT / p
+        """Relative paths in the config are relative to the repository root (see :data:`PACKAGED_ROOT`)."""
+        return resolve_path(path)
+
+
+def resolve_path(path: str) -> Path:
+    """A relative path from the repository root; installed, a file the wheel ships or else the working
+    directory's."""
+    p = Path(path)
+    if p.is_absolute():
+        return p
+    if not INSTALLED:
+        return REPO_ROOT / p
+    shipped = PACKAGED_ROOT / p
+    return shipped if shipped.exists() else Path.cwd() / p
 
 
 def _env_overrides(env: dict[str, str]) -> dict[str, Any]:
@@ -404,9 +458,12 @@ def _env_overrides(env: dict[str, str]) -> dict[str, Any]:
 def load_config(path: str | None = None, env: dict[str, str] | None = None) -> AppConfig:
     """Read the YAML config and apply the environment. Raises ConfigError with one sentence."""
     env = dict(os.environ) if env is None else env
-    config_path = Path(path or env.get("ACEH_CONFIG") or DEFAULT_CONFIG)
+    asked = config_path = Path(path or env.get("ACEH_CONFIG") or DEFAULT_CONFIG)
+    if not config_path.is_file() and not config_path.is_absolute():
+        # `configs/gpu.yaml` names the shipped file wherever the service runs (serve_deploy.yaml's args)
+        config_path = resolve_path(str(config_path))
     if not config_path.is_file():
-        raise ConfigError(f"Config file {config_path} does not exist (set ACEH_CONFIG to a YAML file).")
+        raise ConfigError(f"Config file {asked} does not exist (set ACEH_CONFIG to a YAML file).")
     try:
         raw = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import time
@@ -30,7 +31,7 @@ from serve_app.wire.openapi import openapi_document
 from serve_app.wire.responses import AnswerResult
 from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
 from serve_app.wire.sse import answer_frames, error_frame, event_frame
-from serve_app.wire.tracing import TraceMiddleware
+from serve_app.wire.tracing import ServedByMiddleware, TraceMiddleware
 from serve_app.wire.ui import UIStaticFiles
 
 log = logging.getLogger("aceh_rag.ingress")
@@ -90,6 +91,7 @@ class Ingress:
         sse_keepalive_s: float = 15.0,
         catalog: DocumentCatalog | None = None,
         artifacts: ArtifactOffer | None = None,
+        node_id: str | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.guard = guard
@@ -105,6 +107,7 @@ class Ingress:
         self.artifacts = artifacts or ArtifactOffer.over(
             pipeline.retriever, self.store, ttl_s=pipeline.config.artifacts.ttl_s
         )
+        self.node_id = node_id  # the Ray node this replica runs on (graph only)
 
     def app(self) -> Starlette:
         routes = [
@@ -126,8 +129,11 @@ class Ingress:
             # The reference web client: open like /healthz; the page sends credentials on its API calls.
             Mount("/ui", app=UIStaticFiles(), name="ui"),
         ]
-        trace = Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy)
-        return Starlette(routes=routes, middleware=[trace])
+        middleware = [Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy)]
+        if self.node_id is not None:
+            counter = self.metrics.node_responses.labels(self.node_id)
+            middleware.append(Middleware(ServedByMiddleware, node_id=self.node_id, on_response=counter.inc))
+        return Starlette(routes=routes, middleware=middleware)
 
     # ------------------------------------------------------------------ open routes
 
@@ -138,6 +144,8 @@ class Ingress:
             return JSONResponse({"status": "unavailable"}, status_code=503)
         ok = all(v == "ok" for v in status.values())
         body: dict[str, Any] = {"status": "ok" if ok else "unavailable", "deployments": status}
+        if self.node_id is not None:
+            body["node_id"] = self.node_id  # the node whose Ingress replica answered this probe
         with contextlib.suppress(Exception):  # the version is information; health is the deployments
             body["index_version"] = await asyncio.wait_for(self.pipeline.retriever.index_version(), 5)
         if self.model_health is not None:
@@ -262,11 +270,7 @@ class Ingress:
             version = await self._pin_index()
             result = await self.pipeline.answer(req, principal, route=family, prescreen=screen)  # type: ignore[arg-type]
             self._count(result)
-            body = result.body
-            if family == "v1" and req.offer_artifacts:  # v2 refuses the flag at validation (seed 000)
-                offered = await self.artifacts.offer(body, principal)
-                body = {**body, "artifacts": [a.model_dump(mode="json") for a in offered]}
-            return JSONResponse(body, headers=version)
+            return JSONResponse((await self._offer(result, req, principal)).body, headers=version)
 
         return await self._timed(route, run)
 
@@ -278,6 +282,15 @@ class Ingress:
 
     async def playground(self, request: Request) -> Response:
         return await self._answer_json(request, "/playground", PlaygroundRequest, "playground")
+
+    async def _offer(self, result: AnswerResult, req: Any, principal: Principal) -> AnswerResult:
+        """v1 with ``offer_artifacts``: the answer's files, listed in the body (and the stream's artifacts
+        event); v2 refuses the flag at validation (seed 000: /query/v2 makes no files)."""
+        if result.route != "v1" or not req.offer_artifacts:
+            return result
+        offered = await self.artifacts.offer(result.body, principal)
+        body = {**result.body, "artifacts": [a.model_dump(mode="json") for a in offered]}
+        return dataclasses.replace(result, body=body)
 
     def _count(self, result: AnswerResult) -> None:
         reason = result.body.get("fallback_reason")
@@ -319,7 +332,7 @@ class Ingress:
                 result = await self.pipeline.answer(
                     req, principal, route=family, on_event=on_event, prescreen=screen  # type: ignore[arg-type]
                 )
-                await queue.put(("result", result))
+                await queue.put(("result", await self._offer(result, req, principal)))
             except errors.ServiceError as exc:
                 await queue.put(("error", exc))
             except asyncio.CancelledError:

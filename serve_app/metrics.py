@@ -113,6 +113,12 @@ class Metrics:
             ["verification"],
             registry=self.registry,
         )
+        self.node_responses = Counter(
+            "aceh_node_responses_total",
+            "HTTP responses by the Ray node of the Ingress replica that answered (graph only)",
+            ["node"],
+            registry=self.registry,
+        )
         self.refusals = Counter(
             "aceh_refusals_total",
             "Published refusals by reason",

@@ -163,6 +163,8 @@ class Pipeline:
             raise errors.NothingReadable()
         if outcome.error == "model_failure":
             raise errors.ModelFailure()
+        if outcome.error == "not_ready":
+            raise errors.NotReady()
         if outcome.refusal is not None:
             if outcome.refusal == "context_budget_exhausted" and route == "v1":
                 raise errors.ContextBudgetExceeded()

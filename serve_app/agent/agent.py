@@ -9,6 +9,12 @@ Outcome rules, in the order they are checked:
   "not_found"`` (404), unless the cause is known: only documents outside the scope (``source_out_of_scope``),
   the scope's documents no longer indexed (``source_scope_unavailable``), or an off/unreachable live source
   with nothing else found (``mcp_source_unavailable``).
+* A role the agent calls is gone (its replica died: the retriever under a tool, the guard's passage screen;
+  :class:`~serve_app.errors.NotReady` from the port), or a tool ran out of time while the retriever does not
+  answer its reachability probe (no replica up) → ``error "not_ready"`` (503): the service failed, not the
+  corpus, so it is never answered as "nothing readable".
+* Past the agent deadline before the first tool call (the request waited that long, e.g. in the queue of an
+  Agent replica being replaced) → the budget refusal below, never "nothing readable": no tool ran.
 * Nothing readable fits the context budget (with the prompt, history and output reserve) →
   ``context_budget_exhausted``: nothing written, nothing checked.
 * Past the agent deadline, or no model call left for the agent → ``model_timeout`` when a model call timed
@@ -17,6 +23,9 @@ Outcome rules, in the order they are checked:
 * Output cut at the token limit → ``agent_output_limit`` on v1 and on the forced tool round of a re-asked
   follow-up; elsewhere it is an invalid output. Invalid segments get ONE regeneration with the problems
   listed; still invalid → ``unparseable_completion``. Invalid output is never returned.
+* A live source (SQL, a portal, BPS, an MCP server) was off, refused, failed or timed out, and the written
+  answer states no fact (the other passages do not answer the question) → ``mcp_source_unavailable``: the
+  answer depended on that source. When the documents answer instead, its honest note leads the answer.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from typing import Any, Literal
 from models.base import CallRecord, ModelError, ModelTimeout, ModelUnavailable
 from models.tokens import estimate_message_tokens, estimate_tokens
 from retrieval.port import RetrieverPort
+from serve_app import errors
 from serve_app.agent.planner import Plan, Planner
 from serve_app.agent.prompts import build_messages, render_passage
 from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult, ToolRunner
@@ -70,7 +80,7 @@ class AgentOutcome:
     model_records: list[CallRecord] = field(default_factory=list)
     refusal: str | None = None
     refusal_text: str | None = None
-    error: Literal["not_found", "model_failure"] | None = None
+    error: Literal["not_found", "model_failure", "not_ready"] | None = None
     regenerated: bool = False
     budget: RequestBudget | None = None
     notices: list[str] = field(default_factory=list)
@@ -117,6 +127,15 @@ class Agent:
     ) -> AgentOutcome:
         """One answer's agent work; see the module docstring for every outcome."""
         out = AgentOutcome(budget=budget)
+        try:
+            return await self._run(req, budget, on_event, out)
+        except errors.NotReady:
+            out.error = "not_ready"
+            return out
+
+    async def _run(
+        self, req: AgentRequest, budget: RequestBudget, on_event: EventSink | None, out: AgentOutcome
+    ) -> AgentOutcome:
         if req.scope_empty:
             return self._refuse(out, "source_scope_empty")
         plan = self.planner.plan(
@@ -128,6 +147,8 @@ class Agent:
         room = self._passage_room(req, budget)
         if room < 0 or (plan.calls and room == 0):  # the prompt and history alone fill the context
             return self._refuse(out, "context_budget_exhausted")
+        if plan.calls and budget.agent_expired():  # it waited its whole time before a tool could start
+            return self._refuse(out, "model_timeout" if budget.timed_out else "query_budget_exhausted")
 
         results = await self._run_tools(req, plan, budget, room, on_event, out)
         passages: list[Passage] = []
@@ -172,21 +193,25 @@ class Agent:
             token_room=room,
         )
         results: list[tuple[str, ToolResult]] = []
-        for call in plan.calls:
-            result = await runner.call(
-                self.tools[call.tool], call.args, ctx, deadline=budget.agent_deadline()
-            )
-            results.append((call.tool, result))
-        # Search is the fallback when the planned tools found nothing readable, except when they found the
-        # named document outside the scope: searching the scope then would answer a different question.
-        fallback = not any(r.readable or r.status == "out_of_scope" for _, r in results)
-        if plan.calls and plan.fallback_search and fallback:
-            search = self.tools["search"]
-            args = {"query": req.query, "top_k": self.config.top_k}
-            results.append(("search", await runner.call(search, args, ctx, deadline=budget.agent_deadline())))
         out.tool = plan.calls[0].tool if plan.calls else None
-        out.tool_executed = bool(runner.audit)
-        out.tool_call_audit = list(runner.audit)
+        try:
+            for call in plan.calls:
+                result = await runner.call(
+                    self.tools[call.tool], call.args, ctx, deadline=budget.agent_deadline()
+                )
+                results.append((call.tool, result))
+            # Search is the fallback when the planned tools found nothing readable, except when they
+            # found the named document outside the scope: searching the scope then would answer a
+            # different question.
+            fallback = not any(r.readable or r.status == "out_of_scope" for _, r in results)
+            if plan.calls and plan.fallback_search and fallback:
+                search = self.tools["search"]
+                args = {"query": req.query, "top_k": self.config.top_k}
+                deadline = budget.agent_deadline()
+                results.append(("search", await runner.call(search, args, ctx, deadline=deadline)))
+        finally:  # also when a role behind a tool is gone: the audit says what ran
+            out.tool_executed = bool(runner.audit)
+            out.tool_call_audit = list(runner.audit)
         return results
 
     async def _readable(self, results: list[tuple[str, ToolResult]]) -> list[tuple[str, Evidence]]:
@@ -230,6 +255,8 @@ class Agent:
         if req.document_ids and "empty" in statuses:
             try:
                 indexed = {d.document_id for d in await self.retriever.documents()}
+            except errors.NotReady:
+                raise  # the retriever is gone: that is no answer about the scope
             except Exception:
                 indexed = set()
             if not indexed & req.document_ids:

@@ -159,10 +159,7 @@ class Planner:
         calls: list[PlannedCall] = []
         if operation is not None and "table_query" in self.available:
             calls.append(PlannedCall("table_query", {"query": query, "operation": operation}))
-            if operation in ("sum", "average"):
-                # A total is often stated in the documents themselves: search too, and let the writer
-                # prefer the stated figure when it answers the question better than the computed one.
-                calls.append(search)
+        # Live sources, when configured, are read before the documents are searched.
         if quantity and "sql_query" in self.available:
             calls.append(PlannedCall("sql_query", {"query": query}))
         if any(t.startswith(_STATISTICS) for t in tokens):
@@ -173,6 +170,10 @@ class Planner:
             # does not give is not called (serve_app/agent/tools/mcp_tool.py).
             for name in sorted(n for n in self.available if n.startswith(MCP_TOOL_PREFIX)):
                 calls.append(PlannedCall(name, {"query": query}))
+        if operation in ("sum", "average") and "table_query" in self.available:
+            # A total is often stated in the documents themselves: search too, and let the writer
+            # prefer the stated figure when it answers the question better than the computed one.
+            calls.append(search)
         if calls:
             return Plan(calls[0].tool, tuple(calls))
         return Plan("search", (search,), fallback_search=False)

@@ -160,8 +160,16 @@ def cmd_ask(cfg: AppConfig, args: argparse.Namespace) -> int:
 
     req = QueryV2Request(query=args.question, selection=args.selection, document_ids=args.document_ids)
     pipeline = factory.build_inprocess(cfg)
-    result = asyncio.run(pipeline.answer(req, _anonymous(), route="v2"))
-    body = result.body
+
+    async def answer() -> dict[str, Any]:
+        body = (await pipeline.answer(req, _anonymous(), route="v2")).body
+        if cfg.sources.mcp:  # MCP sessions close after their answer; the loop ends with this command
+            from serve_app.agent.tools.mcp_client import wait_closed
+
+            await wait_closed()
+        return body
+
+    body = asyncio.run(answer())
     if args.json:
         print(json.dumps(body, ensure_ascii=False, indent=2))
         return 0
@@ -191,8 +199,10 @@ def render_marked(body: dict[str, Any]) -> str:
     lines.append(answer)
     lines.append("")
     for c in body.get("citations", []):
-        ref = c.get("legal_reference") or c.get("document_title")
-        lines.append(f"[{c.get('citation_key')}] {ref} ({c.get('source')})")
+        # a live source's record: its dataset, and where, for when and by which call it was read
+        ref = c.get("legal_reference") or c.get("document_title") or c.get("dataset")
+        where = "; ".join(str(c[k]) for k in ("source", "period", "call") if c.get(k))
+        lines.append(f"[{c.get('citation_key')}] {ref} ({where})")
     lines.append(
         f"verification: {faith.get('verification')}  supported {body.get('claims_supported')}"
         f"/{body.get('claims_total')}"

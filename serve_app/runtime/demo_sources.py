@@ -13,6 +13,7 @@ import argparse
 import json
 import re
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -199,6 +200,15 @@ class _Handler(BaseHTTPRequestHandler):
         }
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that gave up (its timeout, a slow body) is expected here, not an error to print.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class DemoServer:
     """One local server of ``kind`` in a thread; ``fault`` and ``delay_s`` may be changed while it runs."""
 
@@ -207,8 +217,7 @@ class DemoServer:
     ) -> None:
         self.state = _State(data if data is not None else load_portals())
         handler = type(f"{kind}Handler", (_Handler,), {"state": self.state, "kind": kind})
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", port), handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     @property

@@ -4,6 +4,7 @@ inside its result (the outcome, the annotation), exactly as a local one does: no
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
@@ -47,6 +48,23 @@ class HandleProxy:
                 return await method.remote(*args, **kwargs)
 
         return call
+
+
+class RemoteRetriever(HandleProxy):
+    """The Retriever deployment as a :class:`~retrieval.port.RetrieverPort`. ``reachable``: its health
+    probe answers within ``probe_s`` (no replica up, e.g. while Ray Serve replaces a dead one, queues the
+    probe like any call, so it times out)."""
+
+    def __init__(self, handle: Any, *, probe_s: float = 2.0) -> None:
+        super().__init__(handle)
+        self._probe_s = probe_s
+
+    async def reachable(self) -> bool:
+        try:
+            await asyncio.wait_for(self._handle.health.remote(), timeout=self._probe_s)
+        except (TimeoutError, *GONE):
+            return False
+        return True
 
 
 class RemoteAgent:

@@ -36,6 +36,8 @@ RAY_ENV: dict[str, str] = {
     # ingress), and then holds each replica for a 30 s draining period at shutdown, so every stop took
     # 30 s. Without a load balancer Ray's proxy serves the port anyway: off, except behind HAProxy.
     "RAY_SERVE_ENABLE_DIRECT_INGRESS": "0",
+    # A request whose Ingress replica dies under it: the contract's 503 from the proxy, not Ray's bare 500.
+    "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH": "serve_app.wire.proxy_errors:middlewares",
     "RAY_USAGE_STATS_ENABLED": "0",
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",

@@ -40,7 +40,8 @@ def build_live_tools(cfg: AppConfig, *, env: Mapping[str, str] | None = None) ->
         tools.append(
             BpsTool(bps.base_url, api_key=key, egress=egress, domain=bps.domain, timeout_s=bps.timeout_s)
         )
-    # ---- MCP: the MCP client registers its tools here: tools.extend(build_mcp_tools(sources.mcp, egress))
-    if sources.mcp:
-        raise ConfigError("sources.mcp lists MCP servers, but this build has no MCP client yet.")
+    if sources.mcp:  # imported only then: the MCP SDK is not loaded by a service without MCP servers
+        from serve_app.agent.tools.mcp_tool import build_mcp_tools
+
+        tools.extend(build_mcp_tools(sources.mcp, egress))
     return tools

@@ -23,6 +23,8 @@ RESPONSE_MODELS: dict[str, type[BaseModel]] = {
     "playground_response": s.PlaygroundResponse,
     "search_response": s.SearchResponse,
     "error": s.ErrorBody,
+    "conversation_created": s.ConversationCreated,
+    "conversation_view": s.ConversationView,
     "document_list": d.DocumentList,
     "document_view": d.DocumentView,
     "passage_response": d.PassageResponse,
@@ -247,7 +249,9 @@ def openapi_document() -> dict[str, Any]:
         "/healthz": {
             "get": {
                 "summary": "200 once every deployment answers; `model_servers` names each model server a "
-                "role uses (ok or unavailable); `status` is `degraded` while one is down",
+                "role uses (ok or unavailable); `status` is `degraded` while one is down; in the Ray Serve "
+                "graph `node_id` is the Ray node of the Ingress replica that answered (every response names "
+                "it in `X-Served-By-Node`)",
                 "security": [],
                 "responses": {"200": {"description": "OK"}, "503": {"description": "not ready"}},
             }

@@ -415,6 +415,12 @@ class AnswerDeltaEvent(WireModel):
     text: str
 
 
+class ArtifactsEvent(WireModel):
+    """``/query/stream`` with ``offer_artifacts: true``: the answer's files, after its text, before done."""
+
+    artifacts: list[Artifact]
+
+
 class DoneEvent(WireModel):
     finish_reason: Literal["stop", "refusal", "policy_blocked"]
     history_truncated: bool
@@ -437,6 +443,7 @@ SSE_EVENTS: dict[str, type[BaseModel]] = {
     "annotations": AnnotationsEvent,
     "faithfulness": V1FaithfulnessEvent,
     "answer.delta": AnswerDeltaEvent,
+    "artifacts": ArtifactsEvent,
     "done": DoneEvent,
     "error": ErrorEvent,
 }

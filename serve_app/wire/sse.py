@@ -15,6 +15,7 @@ from serve_app.wire.schemas import (
     SSE_EVENTS,
     AnnotationsEvent,
     AnswerDeltaEvent,
+    ArtifactsEvent,
     CitationEvent,
     DoneEvent,
     ErrorEvent,
@@ -91,7 +92,7 @@ def _v1_faithfulness(body: dict[str, Any]) -> V1FaithfulnessEvent:
 
 def answer_events(result: AnswerResult) -> Iterator[BaseModel]:
     """message.start, trace, citation*, guard.blocked | passage*, then the marks (v2 ``annotations``, v1
-    ``faithfulness``), answer.delta*, done."""
+    ``faithfulness``), answer.delta*, (v1 with offer_artifacts) artifacts, done."""
     body = result.body
     v1 = result.route == "v1"
     yield MessageStartEvent(
@@ -109,6 +110,8 @@ def answer_events(result: AnswerResult) -> Iterator[BaseModel]:
     yield _v1_faithfulness(body) if v1 else _v2_annotations(body)
     for piece in split_text(body["answer"]):
         yield AnswerDeltaEvent(text=piece)
+    if v1 and "artifacts" in body:  # offer_artifacts: true
+        yield ArtifactsEvent.model_validate({"artifacts": body["artifacts"]})
     yield DoneEvent.model_validate(
         {"finish_reason": result.finish_reason, "history_truncated": body["history_truncated"]}
     )

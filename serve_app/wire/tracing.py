@@ -20,6 +20,7 @@ import secrets
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +69,33 @@ def new_trace(request_id: str | None, traceparent: str | None) -> tuple[Trace, b
     accepted = valid_request_id(request_id)
     trace = Trace(accepted or uuid.uuid4().hex, trace_id_from(traceparent) or secrets.token_hex(16))
     return trace, accepted is None
+
+
+SERVED_BY_HEADER = "X-Served-By-Node"
+
+
+class ServedByMiddleware:
+    """Names the Ray node whose replica answered (``X-Served-By-Node`` on every response) and counts the
+    response for that node: on a cluster it tells an operator where a request ran and how the proxy spreads
+    the load. Pure ASGI, so streams stay streams."""
+
+    def __init__(self, app: ASGIApp, *, node_id: str, on_response: Callable[[], None]) -> None:
+        self.app = app
+        self.node_id = node_id
+        self.on_response = on_response
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_node(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message)[SERVED_BY_HEADER] = self.node_id
+                self.on_response()
+            await send(message)
+
+        await self.app(scope, receive, send_with_node)
 
 
 class TraceMiddleware:

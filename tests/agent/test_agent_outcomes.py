@@ -4,11 +4,14 @@ tools that time out, fail, exceed the budget or return nothing."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from models.base import ModelTimeout, ModelUnavailable
+from retrieval.port import LocalRetrieverPort
+from retrieval.retriever import Retriever
+from serve_app import errors
 from serve_app.agent.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
 from serve_app.agent.tools.ckan import CkanPortal, OpenDataTool
 from serve_app.agent.tools.egress import EgressPolicy
@@ -136,6 +139,23 @@ def test_search_stopped_at_the_agent_deadline_is_a_404() -> None:
     assert outcome.tool_call_audit[0]["status"] == "timeout"
 
 
+def test_agent_deadline_passed_before_any_tool_is_budget_exhausted_not_404(retriever: FakeRetriever) -> None:
+    """A request that waited its whole time before the agent could start (queued for an Agent replica being
+    replaced): no tool runs, so "nothing readable" would be untrue."""
+    budget = make_budget(deadline_s=10.0, judge_share=0.5)
+    budget.started_at -= 6.0  # 6 s of the agent's 5 went by before it was reached
+    budget.deadline -= 6.0
+    events: list[str] = []
+
+    async def sink(event: dict[str, Any]) -> None:
+        events.append(event["event"])
+
+    agent = agent_with(retriever, EmbeddedWriter())
+    outcome = asyncio.run(agent.run(AgentRequest(query=QUESTION), budget=budget, on_event=sink))
+    assert_refusal(outcome, "query_budget_exhausted")
+    assert not outcome.tool_executed and outcome.tool_call_audit == [] and events == []
+
+
 def test_output_limit_on_the_forced_round_of_a_reasked_follow_up(retriever: FakeRetriever) -> None:
     engine = ScriptedEngine([("length", None)])
     outcome = run(agent_with(retriever, LLMWriter(engine)), follow_up_reasked=True)
@@ -185,6 +205,64 @@ def test_failing_search_is_a_404() -> None:
     outcome = run(agent_with(broken, EmbeddedWriter()))
     assert outcome.error == "not_found"
     assert [a["status"] for a in outcome.tool_call_audit] == ["error"]
+
+
+class _GoneAfterSearch(LocalRetrieverPort):
+    """A retriever replica that died: every call raises what the port of a dead replica raises. With
+    ``empty_search`` the search still answers (nothing found) and only the later scope check meets it."""
+
+    def __init__(self, retriever: FakeRetriever, *, empty_search: bool) -> None:
+        super().__init__(cast(Retriever, retriever))
+        self.empty_search = empty_search
+
+    async def search(self, query: str, **kwargs: Any) -> list[Any]:
+        if self.empty_search:
+            return []
+        raise errors.NotReady()
+
+    async def documents(self) -> list[Any]:
+        raise errors.NotReady()
+
+
+@pytest.mark.parametrize("empty_search", [False, True], ids=["search", "scope-check"])
+def test_a_retriever_gone_is_not_ready_never_nothing_readable(empty_search: bool) -> None:
+    port = _GoneAfterSearch(FakeRetriever(corpus_chunks()), empty_search=empty_search)
+    events: list[str] = []
+
+    async def sink(event: dict[str, Any]) -> None:
+        events.append(event["event"])
+
+    request = AgentRequest(query=QUESTION, document_ids=frozenset({"qanun-apba-2023"}))
+    outcome = asyncio.run(
+        Agent(port, EmbeddedWriter()).run(request, budget=make_budget(), on_event=sink)
+    )
+    assert outcome.error == "not_ready" and outcome.refusal is None and outcome.segments == []
+    assert [a["status"] for a in outcome.tool_call_audit][:1] == ["empty" if empty_search else "error"]
+    assert events[:2] == ["tool.started", "tool.finished"]
+
+
+class _Hangs(LocalRetrieverPort):
+    """Every search waits past the tool deadline; ``up`` is what the reachability probe says."""
+
+    def __init__(self, retriever: FakeRetriever, *, up: bool) -> None:
+        super().__init__(cast(Retriever, retriever))
+        self.up = up
+
+    async def search(self, query: str, **kwargs: Any) -> list[Any]:
+        await asyncio.sleep(5.0)
+        return []
+
+    async def reachable(self) -> bool:
+        return self.up
+
+
+@pytest.mark.parametrize("up", [True, False], ids=["slow-search", "retriever-not-answering"])
+def test_a_search_timeout_is_404_only_while_the_retriever_answers(up: bool) -> None:
+    agent = Agent(_Hangs(FakeRetriever(corpus_chunks()), up=up), EmbeddedWriter(),
+                  tools=ToolsConfig(tool_timeout_s=0.05))
+    outcome = run(agent)
+    assert outcome.error == ("not_found" if up else "not_ready")
+    assert outcome.tool_call_audit[0]["status"] == "timeout"
 
 
 def test_search_stopped_at_the_tool_deadline_is_a_404() -> None:

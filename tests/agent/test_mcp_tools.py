@@ -14,8 +14,9 @@ import pytest
 
 from serve_app.agent.tools.base import ToolContext, ToolResult
 from serve_app.agent.tools.egress import EgressPolicy
-from serve_app.agent.tools.mcp_client import McpNotAllowed, McpSource
+from serve_app.agent.tools.mcp_client import McpNotAllowed, McpSource, wait_closed
 from serve_app.agent.tools.mcp_tool import McpTool, build_mcp_tools, choose_arguments, describe_call
+from serve_app.config import ConfigError
 from tests.support.agents import FakeRetriever, port_of
 from tests.support.mcp_servers import SECRET, Spec, demo_command, faulty_command, http_server
 
@@ -38,7 +39,12 @@ def ctx(query: str = QUESTION) -> ToolContext:
 
 
 def run_tool(tool: McpTool, query: str = QUESTION) -> ToolResult:
-    return asyncio.run(tool.run({"query": query}, ctx(query)))
+    async def call() -> ToolResult:
+        result = await tool.run({"query": query}, ctx(query))
+        await wait_closed()  # the session's process is gone before the loop ends
+        return result
+
+    return asyncio.run(call())
 
 
 def only_tool(spec: Spec, egress: EgressPolicy | None = None) -> McpTool:
@@ -148,8 +154,9 @@ def test_a_failing_server_is_unavailable_and_its_error_text_is_not_shown(transpo
 def test_a_server_that_cannot_start_or_be_reached_is_unavailable() -> None:
     crashed = only_tool(Spec("mati", command=[demo_command()[0], "-c", "import sys; sys.exit(3)"]))
     assert (run_tool(crashed).status, run_tool(crashed).note) == ("unavailable", "mcp_unavailable")
-    missing = only_tool(Spec("hilang", command=["/nonexistent/mcp-server"]))
-    assert run_tool(missing).status == "unavailable"
+    missing = Spec("hilang", command=["/nonexistent/mcp"])
+    with pytest.raises(ConfigError, match=r"^MCP server .hilang.: the command /nonexistent/mcp is not found"):
+        build_mcp_tools([missing], EgressPolicy())  # at start, not at every call
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{s.getsockname()[1]}/mcp"

@@ -132,8 +132,12 @@ def test_rows_are_limited_and_a_long_query_is_stopped(sqlite_db: str) -> None:
 
 
 def test_only_configured_tables_are_planned_or_read(sqlite_db: str) -> None:
+    everything = SqlQueryTool(sqlite_db)
+    assert [p.table for p in everything.plan("token s3cr3t")] == ["secret"]
+    everything._db().dispose()
     tool = SqlQueryTool(sqlite_db, tables=["belanja"])
-    assert [p.table for p in tool.plan("token s3cr3t pendidikan")] == ["belanja"]
+    assert tool.plan("token s3cr3t") == []
+    assert [p.table for p in tool.plan("belanja pendidikan")] == ["belanja"]
     with pytest.raises(UnsafeStatement, match="secret"):
         tool.execute("SELECT token FROM secret", {})
     tool._db().dispose()
@@ -154,6 +158,20 @@ def test_a_total_is_computed_from_the_rows_it_cites(sqlite_db: str) -> None:
     assert ident["dataset"] == "belanja" and ident["source"] == "statistik" and ident["period"] == "2023"
     assert ident["call"].startswith("SELECT * FROM belanja WHERE") and "'%pendidikan%'" in ident["call"]
     assert ident["retrieved_at"].endswith("Z")
+    tool._db().dispose()
+
+
+def test_a_count_is_computed_from_the_rows_it_cites(sqlite_db: str) -> None:
+    tool = SqlQueryTool(sqlite_db, tables=["belanja"])
+    result = asyncio.run(tool.run({"query": "Berapa jumlah urusan pendidikan tahun 2023?"}, _ctx()))
+    count = result.evidence[0]
+    expected = "Banyaknya urusan dari 2 baris tabel belanja (urusan Pendidikan, tahun 2023) adalah 2."
+    assert count.text == expected
+    assert count.aggregate is not None and count.aggregate.operation == "count"
+    assert len(count.aggregate.rows) == 2
+    # naming the measure asks for its total, not for a count
+    named = asyncio.run(tool.run({"query": "Berapa jumlah nilai urusan pendidikan 2023?"}, _ctx()))
+    assert all(e.aggregate is None or e.aggregate.operation != "count" for e in named.evidence)
     tool._db().dispose()
 
 
@@ -231,4 +249,34 @@ def test_postgres_reads_as_a_select_only_role_in_a_read_only_transaction(
         tool.execute("SELECT pg_sleep(5)", {})
     with pytest.raises(Exception, match="permission denied"):
         tool.execute(f"SELECT * FROM {pg_source['schema']}.secret", {})
+    tool._db().dispose()
+
+
+def test_a_question_the_sql_source_cannot_answer_falls_back_to_search(
+    sqlite_db: str, retriever: FakeRetriever
+) -> None:
+    from serve_app.agent.agent import Agent, AgentRequest, ToolsConfig
+    from serve_app.agent.writers.embedded import EmbeddedWriter
+    from tests.support.agents import fake_find_references
+    from tests.support.answers import make_budget
+
+    tool = SqlQueryTool(sqlite_db, tables=["belanja"])
+    agent = Agent(
+        port_of(retriever), EmbeddedWriter(),
+        tools=ToolsConfig(find_references=fake_find_references, extra=[tool]),
+    )
+    assert agent.planner.plan("Berapa anggaran pendidikan?").calls[0].tool == "sql_query"
+    outcome = asyncio.run(agent.run(AgentRequest(query="Berapa jumlah kursi DPRA?"), budget=make_budget()))
+    audit = [(a["tool"], a["status"]) for a in outcome.tool_call_audit]
+    assert audit[0] == ("sql_query", "empty") and audit[-1][0] == "search"
+    tool._db().dispose()
+
+
+@pytest.mark.postgres
+def test_postgres_refuses_a_role_that_may_write(pg_source: dict[str, Any]) -> None:
+    tool = SqlQueryTool(PG_ADMIN, schema=pg_source["schema"], tables=["belanja"])  # the superuser
+    with pytest.raises(PermissionError, match="superuser"):
+        tool.execute("SELECT * FROM belanja", {})
+    result = asyncio.run(tool.run({"query": "Berapa total belanja pendidikan tahun 2023?"}, _ctx()))
+    assert (result.status, result.note, result.evidence) == ("unavailable", "sql_unavailable", [])
     tool._db().dispose()

@@ -351,3 +351,20 @@ def test_relation_labels_reduce_to_what_a_question_asks() -> None:
         "cite",
         "amend",
     ]
+
+
+def test_table_total_is_judged_against_the_rows_it_came_from(retriever: FakeRetriever) -> None:
+    from judge.rules import check_claim
+    from judge.types import JudgePassage
+    from serve_app.answer.judge_items import judge_identity, judged_passage
+    from serve_app.answer.segments import Passage
+
+    query = "Berapa total anggaran pendidikan tahun 2022?"
+    total = asyncio.run(TableQueryTool().run({"operation": "sum"}, ctx(retriever, query))).evidence[0]
+    assert total.aggregate is not None and "Rp1.100.000.000.000" in total.text
+    passage = Passage("P1", total.text, kind="tool", identity=total.identity, aggregate=total.aggregate)
+    shown = JudgePassage("P1", judged_passage(passage), judge_identity(passage))
+    assert "Rp1.100.000.000.000" not in shown.text.split("\n")[0]  # the judge reads rows, then its own sum
+    assert check_claim(total.text, [shown]).verdict == "supported"
+    tampered = total.text.replace("Rp1.100.000.000.000", "Rp1.100.000.000.001")
+    assert check_claim(tampered, [shown]).verdict == "unsupported"

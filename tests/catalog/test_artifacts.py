@@ -17,7 +17,7 @@ import pytest
 
 from retrieval.port import LocalRetrieverPort
 from serve_app.catalog.artifacts import cited_source_rows, files_of, to_xlsx
-from tests.contract.checks import validate_against_schema
+from tests.contract.checks import parse_sse, validate_against_schema
 from tests.support.partners import Partners
 from tests.support.service import client_for, config
 
@@ -111,3 +111,20 @@ def test_cited_rows_of_an_ingested_table_keep_its_header_and_order(demo_retrieve
     assert first[0] == table.rows[1][1][0], "an account code stays text"
     assert int(table.rows[1][1][4]) in first, "a plain amount becomes a number"
     assert [f.name for f in files_of(sheets)] == [f"{sheets[0].name}.csv", f"{sheets[0].name}.xlsx"]
+
+
+def test_the_v1_stream_lists_the_files_before_done(service: dict[str, Any]) -> None:
+    client, ana = service["client"], service["ana"]
+    asked = {"query": QUESTION, "offer_artifacts": True}
+    with client.stream("POST", "/query/stream", json=asked, headers=ana) as response:
+        assert response.status_code == 200
+        frames = parse_sse("".join(response.iter_text()))
+    names = [name for name, _ in frames]
+    assert names[-2:] == ["artifacts", "done"] and names.count("artifacts") == 1
+    offered = frames[-2][1]["artifacts"]
+    validate_against_schema(frames[-2][1], "event.artifacts")
+    assert {a["media_type"] for a in offered} == {"text/csv", XLSX}
+    got = client.get(next(a["url"] for a in offered if a["media_type"] == "text/csv"), headers=ana)
+    assert got.status_code == 200 and "sumber" in got.content.decode("utf-8").splitlines()[0]
+    with client.stream("POST", "/query/stream", json={"query": QUESTION}, headers=ana) as plain:
+        assert "artifacts" not in [name for name, _ in parse_sse("".join(plain.iter_text()))]

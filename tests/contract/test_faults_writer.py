@@ -13,6 +13,7 @@ import pytest
 from models.base import CallRecord, ModelTimeout, ModelUnavailable
 from models.tokens import estimate_message_tokens
 from retrieval.port import LocalRetrieverPort
+from serve_app import errors
 from serve_app.agent.prompts import build_messages
 from serve_app.agent.writers.base import WriterOutput
 from serve_app.answer.segments import Passage, Segment
@@ -181,6 +182,33 @@ def test_nothing_readable_after_tools_is_404(env: dict[str, Any], port: type[Loc
     frames = parse_sse(stream.text)
     assert_v2_stream(frames)
     assert frames[0][0] == "tool.started" and frames[-1][0] == "error" and frames[-1][1]["status"] == 404
+
+
+class _RetrieverGone(LocalRetrieverPort):
+    """What the Agent replica's handle to a Retriever replica that died raises (runtime/ports.py)."""
+
+    async def search(self, query: str, **_: Any) -> list[Any]:
+        raise errors.NotReady()
+
+
+
+def test_a_retriever_gone_under_the_tools_is_503_not_nothing_readable(env: dict[str, Any]) -> None:
+    from starlette.testclient import TestClient
+
+    from serve_app.runtime import factory
+
+    cfg = config(env["tmp"], env["index"])
+    pipeline = factory.build_pipeline(cfg, factory.Components(retriever=_RetrieverGone(env["retriever"])))
+    app = factory.build_inprocess_app(cfg, retriever=env["retriever"], pipeline=pipeline)
+    body = {"query": BUDGET_QUESTION}
+    with TestClient(app) as client:
+        resp = post(client, "/query/v2", body)
+        stream = post(client, "/query/v2/stream", body)
+    assert resp.status_code == 503 and resp.json() == errors.NotReady().body()
+    frames = parse_sse(stream.text)
+    assert_v2_stream(frames)
+    assert [f[0] for f in frames[:2]] == ["tool.started", "tool.finished"]
+    assert frames[-1] == ("error", {**errors.NotReady().body(), "status": 503})
 
 
 # ---------------------------------------------------------------------------- answer-side Policy Guard

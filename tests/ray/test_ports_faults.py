@@ -11,7 +11,7 @@ import pytest
 from ray.exceptions import ActorDiedError
 
 from serve_app import errors
-from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator
+from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator, RemoteRetriever
 
 
 class _Method:
@@ -65,3 +65,29 @@ def test_a_dead_replica_is_503(call: Any) -> None:
     with pytest.raises(errors.NotReady) as raised:
         asyncio.run(call())
     assert raised.value.status_code == 503 and "Actor" not in raised.value.body()["detail"]
+
+
+class _Health:
+    def __init__(self, outcome: str) -> None:
+        self.outcome = outcome
+
+    def remote(self) -> Any:
+        async def probe() -> str:
+            if self.outcome == "hang":  # no replica up: the call waits in the handle's queue
+                await asyncio.sleep(10)
+            if self.outcome == "died":
+                raise ActorDiedError()
+            return "ok"
+
+        return probe()
+
+
+class _ProbeHandle:
+    def __init__(self, outcome: str) -> None:
+        self.health = _Health(outcome)
+
+
+@pytest.mark.parametrize(("outcome", "reachable"), [("ok", True), ("hang", False), ("died", False)])
+def test_the_retriever_probe(outcome: str, reachable: bool) -> None:
+    port = RemoteRetriever(_ProbeHandle(outcome), probe_s=0.1)
+    assert asyncio.run(port.reachable()) is reachable

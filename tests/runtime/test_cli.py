@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from serve_app.runtime.cli import main
-from tests.conftest import API_KEY, DEMO_CORPUS
+from tests.conftest import API_KEY, DEMO_CORPUS, REPO
 
 
 @pytest.fixture()
@@ -217,6 +217,16 @@ def test_ask_prints_marks(env: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert main(["ask", "Berapa anggaran pendidikan Aceh tahun 2023?"]) == 0
     out = capsys.readouterr().out
     assert "terverifikasi" in out and "verification:" in out
+
+
+def test_ask_with_the_demo_sources_cites_the_mcp_call(
+    env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ACEH_CONFIG", str(REPO / "configs" / "demo_sources.yaml"))
+    assert main(["ask", "Berapa jumlah penduduk Kabupaten Teluk Damai tahun 2024?"]) == 0
+    out = capsys.readouterr().out
+    assert "nilai: 152340 jiwa" in out and "terverifikasi" in out
+    assert '(MCP demo; 2024; cari_statistik(query="Berapa jumlah penduduk Kabupaten Teluk Damai' in out
 
 
 def test_ingest_is_idempotent(env: Path, capsys: pytest.CaptureFixture[str]) -> None:

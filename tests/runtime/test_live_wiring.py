@@ -30,11 +30,11 @@ def test_default_config_registers_no_live_tool() -> None:
 def test_demo_config_registers_each_configured_source() -> None:
     cfg = load_config(str(REPO / "configs" / "demo_sources.yaml"), env={})
     tools = {t.name: t for t in build_live_tools(cfg, env={"ACEH_BPS_KEY": "demo-bps-key"})}
-    assert set(tools) == {"sql_query", "open_data", "bps"}
+    assert set(tools) == {"sql_query", "open_data", "bps", "mcp:demo:cari_statistik"}
     bps = tools["bps"]
     assert isinstance(bps, BpsTool) and bps.api_key == "demo-bps-key" and bps.domain == "1100"
     agent = factory.build_agent(cfg, retriever_port=port_of(FakeRetriever([])))
-    assert set(agent.tools) == BASE_TOOLS | {"sql_query", "open_data", "bps"}
+    assert set(agent.tools) == BASE_TOOLS | {"sql_query", "open_data", "bps", "mcp:demo:cari_statistik"}
 
 
 def test_a_missing_bps_key_leaves_bps_saying_so() -> None:
@@ -54,8 +54,8 @@ def test_unusable_sources_fail_at_start_with_one_sentence(tmp_path: Path) -> Non
     path.write_text("sources:\n  sql: {url: 'sqlite:///no/such/file.sqlite'}\n")
     with pytest.raises(ConfigError, match=r"^sources.sql: the SQLite file .* does not exist\.$"):
         build_live_tools(load_config(str(path), env={}), env={})
-    path.write_text("sources:\n  mcp: [{name: m, command: [x], allowed_tools: [t]}]\n")
-    with pytest.raises(ConfigError, match="MCP"):
+    path.write_text("sources:\n  mcp: [{name: m, command: [no-such-mcp-server], allowed_tools: [t]}]\n")
+    with pytest.raises(ConfigError, match=r"^MCP server 'm': the command no-such-mcp-server is not found\.$"):
         build_live_tools(load_config(str(path), env={}), env={})
 
 

@@ -191,3 +191,36 @@ def test_ids_cross_into_other_deployments_through_rays_request_context() -> None
 
     record = asyncio.run(downstream())
     assert (record.request_id, record.trace_id) == ("req-9", TRACE_ID)  # type: ignore[attr-defined]
+
+
+def test_served_by_names_the_node_on_every_response_and_counts_it() -> None:
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.responses import PlainTextResponse, StreamingResponse
+    from starlette.routing import Route
+
+    from serve_app.wire.tracing import SERVED_BY_HEADER, ServedByMiddleware
+
+    counted: list[int] = []
+
+    async def stream(request: Any) -> StreamingResponse:
+        async def body() -> Any:
+            yield b"a"
+            yield b"b"
+
+        return StreamingResponse(body(), media_type="text/plain")
+
+    async def plain(request: Any) -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    app = Starlette(
+        routes=[Route("/plain", plain), Route("/stream", stream)],
+        middleware=[Middleware(ServedByMiddleware, node_id="node-a", on_response=lambda: counted.append(1))],
+    )
+    with TestClient(app) as client:
+        for path, status in (("/plain", 200), ("/stream", 200), ("/missing", 404)):
+            response = client.get(path)
+            assert response.status_code == status
+            assert response.headers[SERVED_BY_HEADER] == "node-a"
+        assert client.get("/stream").text == "ab"
+    assert len(counted) == 4

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from retrieval.port import RetrieverPort
 from retrieval.types import Chunk
+from serve_app import errors
 from serve_app.answer.segments import Aggregate
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,10 @@ def _iso(ts: float) -> str:
 
 
 class ToolRunner:
-    """Runs tools under a deadline; every run lands in ``audit`` and emits its two events."""
+    """Runs tools under a deadline; every run lands in ``audit`` and emits its two events. A failing tool is
+    a status, except when the role behind it is gone (:class:`~serve_app.errors.NotReady`, or a timeout
+    while the retriever does not answer its probe): that ends the request, after the audit and
+    ``tool.finished``."""
 
     def __init__(self, *, on_event: EventSink | None = None, timeout_s: float = 8.0) -> None:
         self.on_event = on_event
@@ -148,6 +152,7 @@ class ToolRunner:
         await self._emit("tool.started", {"call_id": call_id, "tool": tool.name, "arguments": shown_args})
         limit = tool.time_limit_s if tool.time_limit_s is not None else self.timeout_s
         timeout = min(limit, deadline - started)
+        lost: errors.NotReady | None = None
         if timeout <= 0:
             result = ToolResult("timeout", note=tool.failure_note)
         else:
@@ -155,6 +160,10 @@ class ToolRunner:
                 result = await asyncio.wait_for(tool.run(args, ctx), timeout=timeout)
             except TimeoutError:
                 result = ToolResult("timeout", note=tool.failure_note)
+                if not await ctx.retriever.reachable():  # waited on a retriever that is not there
+                    lost = errors.NotReady()
+            except errors.NotReady as exc:  # the role behind the tool is gone: raised below, after the audit
+                lost, result = exc, ToolResult("error", note=tool.failure_note)
             except Exception as exc:  # a failing tool is a status, never a crash of the request
                 log.warning("tool %s failed: %r", tool.name, exc)
                 result = ToolResult("error", note=tool.failure_note)
@@ -180,4 +189,6 @@ class ToolRunner:
                 "duration_ms": duration_ms,
             },
         )
+        if lost is not None:
+            raise lost
         return result

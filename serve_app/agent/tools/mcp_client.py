@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import shutil
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
@@ -40,6 +42,15 @@ _E = TypeVar("_E", bound=BaseException)
 # Sessions still closing (a stdio server gets a bounded grace period to exit), or stopped at their deadline:
 # the request does not wait for that, but the tasks are kept here so they finish instead of being collected.
 _CLOSING: set[asyncio.Task[Any]] = set()
+
+
+async def wait_closed(timeout_s: float = 10.0) -> None:
+    """Waits for this event loop's sessions that are still closing: a one-shot command (``aceh-rag ask``)
+    calls it before its loop ends, which would otherwise cut a stdio server's shutdown short."""
+    loop = asyncio.get_running_loop()
+    pending = [t for t in _CLOSING if t.get_loop() is loop]
+    if pending:
+        await asyncio.wait(pending, timeout=timeout_s)
 
 
 class McpServerSpec(Protocol):
@@ -77,14 +88,19 @@ class McpNotAllowed(Exception):
     """The server's URL is not on the egress allowlist: nothing was opened."""
 
 
-def _stdio_parameters(command: Sequence[str], env: Mapping[str, str]) -> StdioServerParameters:
+def resolve_executable(name: str) -> str | None:
     """A relative executable with a path (``.venv/bin/python``) is relative to the repository root, like every
-    path in the config; a bare name (``python``, ``npx``) is looked up on PATH. The server runs in the
-    repository root, with the SDK's minimal inherited environment plus the configured ``env``."""
-    executable = command[0]
-    if "/" in executable and not Path(executable).is_absolute():
-        executable = str(REPO_ROOT / executable)
-    return StdioServerParameters(command=executable, args=list(command[1:]), env=dict(env), cwd=REPO_ROOT)
+    path in the config; a bare name (``python``, ``npx``) is looked up on PATH. None: nothing runnable."""
+    if "/" not in name:
+        return shutil.which(name)
+    path = Path(name) if Path(name).is_absolute() else REPO_ROOT / name
+    return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def _stdio_parameters(executable: str, args: Sequence[str], env: Mapping[str, str]) -> StdioServerParameters:
+    """The server runs in the repository root, with the SDK's minimal inherited environment (HOME, PATH, …)
+    plus the configured ``env``: the service's own secrets never reach it unless the config passes them."""
+    return StdioServerParameters(command=executable, args=list(args), env=dict(env), cwd=REPO_ROOT)
 
 
 class McpSource:
@@ -94,10 +110,15 @@ class McpSource:
     def __init__(self, spec: McpServerSpec, *, egress: EgressCheck) -> None:
         if (spec.command is None) == (spec.url is None):
             raise ValueError(f"MCP server {spec.name!r} needs exactly one of command and url")
-        if spec.command is not None and not spec.command:
-            raise ValueError(f"MCP server {spec.name!r} has an empty command")
         self.name = spec.name
         self.command = list(spec.command) if spec.command is not None else None
+        if self.command is not None:
+            if not self.command:
+                raise ValueError(f"MCP server {spec.name!r} has an empty command")
+            executable = resolve_executable(self.command[0])
+            if executable is None:  # a typo fails the start, not every question that would call it
+                raise ValueError(f"MCP server {spec.name!r}: the command {self.command[0]} is not found")
+            self.command[0] = executable
         self.url = spec.url
         self.allowed_tools = frozenset(spec.allowed_tools)
         self.timeout_s = float(spec.timeout_s)
@@ -205,7 +226,7 @@ class McpSource:
         if self.command is not None:
             from mcp.client.stdio import stdio_client
 
-            return stdio_client(_stdio_parameters(self.command, self.env), errlog=errlog)
+            return stdio_client(_stdio_parameters(self.command[0], self.command[1:], self.env), errlog=errlog)
         assert self.url is not None
 
         async def on_request(request: httpx2.Request) -> None:

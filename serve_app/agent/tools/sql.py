@@ -3,17 +3,20 @@
 Read-only three times over: every statement passes :func:`~serve_app.agent.tools.sql_check.check_select`
 before it runs (one SELECT over the allowed tables, no write, setting, comment or second statement); SQLite
 is opened with ``mode=ro`` (and ``query_only``); PostgreSQL runs each statement in a READ ONLY transaction
-with ``statement_timeout``, as the configured role (give it SELECT only). Rows are limited to ``max_rows``.
+with ``statement_timeout``, as the configured role, which must have SELECT only (a role that may write is
+refused). Rows are limited to ``max_rows``.
 
 Without a model to write SQL, :meth:`SqlQueryTool.plan` builds a parameterised SELECT over the text columns
-from the question's words. A total or an average is computed here from the rows read (never by the
-database), and kept with those rows so the judge recomputes it (judge/aggregate.py). Every row shown is a
-``tool`` passage with identity ``{dataset, source, period, call, retrieved_at}``.
+from the question's words. A total, an average or a count ("berapa jumlah kecamatan") is computed here from
+the rows read (never by the database), and kept with those rows so the judge recomputes it
+(judge/aggregate.py). Every row shown is a ``tool`` passage with identity ``{dataset, source, period,
+call, retrieved_at}``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections.abc import Sequence
@@ -27,15 +30,16 @@ from sqlalchemy.engine import Engine as SqlEngine
 from sqlalchemy.engine import make_url
 
 from judge.aggregate import format_id, shared_cells
-from serve_app.agent.text import content_terms, format_number, format_scaled, years
+from serve_app.agent.text import content_terms, format_number, format_scaled, term_matches, words, years
 from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
 from serve_app.agent.tools.sql_check import UnsafeStatement, check_select
-from serve_app.agent.tools.table import detect_operation
+from serve_app.agent.tools.table import GENERIC_TERMS, OPERATION_TERMS, detect_operation
 from serve_app.answer.segments import Aggregate
 from serve_app.config import SqlSourceConfig
 
 __all__ = ["SqlQueryTool", "UnsafeStatement", "check_select", "read_only_url"]
 
+log = logging.getLogger(__name__)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _YEARISH = ("tahun", "year", "periode")
 MAX_ROW_PASSAGES = 10  # rows shown to the writer; a computed figure keeps every row it came from
@@ -74,7 +78,23 @@ class _Planned(NamedTuple):
     statement: str
     params: dict[str, Any]
     measure: str | None  # the column a total or an average is computed over
-    described: str  # the filter in words, for the computed figure's sentence
+    counted: str | None = None  # the text column whose rows are counted ("berapa jumlah kecamatan")
+
+
+def _names(term: str, column: str) -> bool:
+    return any(term_matches(term, w) for w in re.split(r"[^0-9a-z]+", column.lower()) if w)
+
+
+def _counted(query: str, terms: list[str], text_cols: list[str], measure: str | None) -> str | None:
+    """ "Berapa jumlah kecamatan …": a quantity question naming a text column (and not the measure) asks
+    how many rows there are; None otherwise."""
+    asked = set(words(query))
+    if detect_operation(query) is not None or not asked & {"berapa", "jumlah", "banyak", "banyaknya"}:
+        return None
+    if measure is not None and any(_names(t, measure) for t in terms):
+        return None
+    named = [c for c in text_cols if not any(h in c.lower() for h in _YEARISH)]
+    return next((c for c in named if any(_names(t, c) for t in terms)), None)
 
 
 class SqlQueryTool(Tool):
@@ -98,6 +118,7 @@ class SqlQueryTool(Tool):
         self.timeout_s = timeout_s
         self._engine: SqlEngine | None = None
         self._known: list[str] | None = None
+        self._role_checked = False
 
     @classmethod
     def from_config(cls, cfg: SqlSourceConfig, *, root: Path) -> SqlQueryTool:
@@ -147,6 +168,9 @@ class SqlQueryTool(Tool):
             return await asyncio.to_thread(self._run_sync, args, str(args.get("query") or ctx.query))
         except UnsafeStatement:
             return ToolResult("error")
+        except PermissionError as exc:
+            log.error("sql_query refused to run: %s", exc)
+            return ToolResult("unavailable", note="sql_unavailable")
         except Exception:
             return ToolResult("unavailable", note="sql_unavailable")
 
@@ -155,12 +179,12 @@ class SqlQueryTool(Tool):
         if args.get("statement"):
             table = str(args.get("table") or "query")
             planned: list[_Planned] = [
-                _Planned(table, str(args["statement"]), dict(args.get("params") or {}), None, "")
+                _Planned(table, str(args["statement"]), dict(args.get("params") or {}), None)
             ]
         else:
             planned = self.plan(query)
         evidence: list[Evidence] = []
-        for table, statement, params, measure, described in planned:
+        for table, statement, params, measure, counted in planned:
             columns, rows, complete = self.execute(statement, params)
             call = statement + (f" {params}" if params else "")
             identity = {
@@ -171,10 +195,10 @@ class SqlQueryTool(Tool):
             year_cols = [i for i, c in enumerate(columns) if any(h in c.lower() for h in _YEARISH)]
             found = sorted({row[i] for row in shown for i in year_cols if row[i]})
             identity["period"] = ", ".join(found[:5]) or ", ".join(years(query)) or None
-            if measure is not None and complete and operation in ("sum", "average", "compare") and rows:
-                evidence.append(
-                    self._aggregate(table, described, columns, rows, shown, measure, operation, identity)
-                )
+            if counted is not None and complete and rows:
+                evidence.append(self._aggregate(table, columns, rows, shown, counted, "count", identity))
+            elif measure is not None and complete and operation in ("sum", "average", "compare") and rows:
+                evidence.append(self._aggregate(table, columns, rows, shown, measure, operation, identity))
             for row in shown[:MAX_ROW_PASSAGES]:
                 cells = "; ".join(f"{c} = {v}" for c, v in zip(columns, row, strict=True))
                 evidence.append(
@@ -183,17 +207,22 @@ class SqlQueryTool(Tool):
         return ToolResult("ok" if evidence else "empty", evidence)
 
     def _aggregate(
-        self, table: str, described: str, columns: list[str], rows: list[tuple[Any, ...]],
-        shown: list[tuple[str, ...]], measure: str, operation: str, identity: dict[str, Any],
+        self, table: str, columns: list[str], rows: list[tuple[Any, ...]], shown: list[tuple[str, ...]],
+        measure: str, operation: str, identity: dict[str, Any],
     ) -> Evidence:
         index = columns.index(measure)
         values = [Decimal(str(r[index])) for r in rows if _is_number(r[index])]
-        op: Literal["sum", "mean"] = "mean" if operation == "average" else "sum"
-        value = sum(values, Decimal(0)) if op == "sum" else sum(values, Decimal(0)) / len(values)
+        op: Literal["sum", "mean", "count"] = (
+            "count" if operation == "count" else "mean" if operation == "average" else "sum"
+        )
+        if op == "count":
+            value = Decimal(len(rows))
+        else:
+            value = sum(values, Decimal(0)) if op == "sum" else sum(values, Decimal(0)) / len(values)
         scaled = format_scaled(float(value))
         figure = format_number(float(value)) + (f" (sekitar {scaled})" if scaled else "")
-        word = "Rata-rata" if op == "mean" else "Jumlah"
-        shared = shared_cells(columns, shown, skip=measure)
+        word = {"count": "Banyaknya", "mean": "Rata-rata", "sum": "Jumlah"}[op]
+        shared = shared_cells(columns, shown, skip="" if op == "count" else measure)
         common = " (" + ", ".join(f"{c} {v}" for c, v in shared) + ")" if shared else ""
         statement = f"{word} {measure} dari {len(rows)} baris tabel {table}{common} adalah {figure}."
         aggregate = Aggregate(operation=op, column=measure, header=tuple(columns), rows=tuple(shown))
@@ -206,6 +235,8 @@ class SqlQueryTool(Tool):
         whether those are all the rows)."""
         safe = self.check(statement)
         engine = self._db()
+        if self.dialect == "postgresql" and not self._role_checked:
+            self._check_role(engine)
         with engine.connect() as conn:
             if self.dialect == "sqlite":
                 conn.exec_driver_sql("PRAGMA query_only = ON")
@@ -225,6 +256,28 @@ class SqlQueryTool(Tool):
                 conn.rollback()
         return columns, fetched[: self.row_limit], len(fetched) <= self.row_limit
 
+    def _check_role(self, engine: SqlEngine) -> None:
+        """The PostgreSQL role must be unable to write: not a superuser, and no write privilege on the
+        allowed tables. The READ ONLY transaction holds either way; a role that may write is a
+        misconfiguration this source refuses to run with."""
+        with engine.connect() as conn:
+            is_super = text("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+            superuser = conn.execute(is_super).scalar()
+            writable = [
+                table for table in self.allowed_tables()
+                if conn.execute(
+                    text("SELECT has_table_privilege(current_user, :t, 'INSERT,UPDATE,DELETE,TRUNCATE')"),
+                    {"t": f"{self.schema}.{table}" if self.schema else table},
+                ).scalar()
+            ]
+            conn.rollback()
+        if superuser or writable:
+            raise PermissionError(
+                "the SQL source's role may write (" + ("superuser" if superuser else ", ".join(writable))
+                + "); connect with a role that has SELECT only"
+            )
+        self._role_checked = True
+
     def plan(self, query: str) -> list[_Planned]:
         """Parameterised SELECTs over the allowed tables whose text columns contain the question's words."""
         insp = inspect(self._db())
@@ -242,6 +295,8 @@ class SqlQueryTool(Tool):
             ]
             num_cols = [c["name"] for c in cols if c["name"] not in text_cols]
             year_cols = [c for c in (text_cols + num_cols) if any(h in c.lower() for h in _YEARISH)]
+            names = [table, *(c["name"] for c in cols)]
+            named = {w for n in names for w in re.split(r"[^0-9a-z]+", n.lower()) if w}
             where, params, matched = [], {}, []
             for i, term in enumerate(terms):
                 if not text_cols:
@@ -253,6 +308,13 @@ class SqlQueryTool(Tool):
                     matched.append(term)
             if not where:
                 continue
+            unknown = [
+                t for t in terms
+                if t not in matched and t not in OPERATION_TERMS and t not in GENERIC_TERMS
+                and not any(term_matches(t, w) for w in named)
+            ]
+            if unknown:
+                continue  # an asked word neither its rows nor its names use: the table cannot answer
             if year_cols and asked_years:
                 where.append(
                     "("
@@ -264,11 +326,9 @@ class SqlQueryTool(Tool):
             measures = [c for c in num_cols if c not in year_cols and not c.lower().endswith("id")]
             measure = measures[-1] if measures else None
             order = f" ORDER BY {measure} DESC" if measure and operation in ("top", "sum") else ""
-            described = " yang memuat " + " dan ".join(f'"{t}"' for t in matched)
-            if year_cols and asked_years:
-                described += f" pada {year_cols[0]} {' atau '.join(asked_years)}"
             statement = f"SELECT * FROM {table} WHERE {condition}{order}"
-            planned.append(_Planned(table, statement, params, measure, described))
+            counted = _counted(query, terms, text_cols, measure)
+            planned.append(_Planned(table, statement, params, measure, counted))
         return planned
 
     def _matches(self, table: str, clause: str, params: dict[str, Any]) -> bool:

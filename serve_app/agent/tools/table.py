@@ -40,12 +40,12 @@ OPERATION_WORDS: dict[str, tuple[str, ...]] = {
 # "sebutkan semua asas" is a list question.
 _SUM_IF_QUANTITY = ("seluruh", "semua")
 _QUANTITY_WORDS = ("berapa", "jumlah", "total", "nilai")
-_OPERATION_TERMS = frozenset(w for ws in OPERATION_WORDS.values() for w in ws) | {
+OPERATION_TERMS = frozenset(w for ws in OPERATION_WORDS.values() for w in ws) | {
     "paling", "besar", "kecil", "tinggi", "rendah", "banyak", "sedikit", "seluruh", "semua", "jumlah",
     "nilai", "berapa", "besaran", "urutan", "urutkan",
 }
 # Words every table of this corpus is about, or that name the table itself: no row filter.
-_GENERIC = frozenset("aceh provinsi pemerintah apba apbd apbn data tabel lampiran daftar".split())
+GENERIC_TERMS = frozenset("aceh provinsi pemerintah apba apbd apbn data tabel lampiran daftar".split())
 # Asked words that name a measure column: "anggaran pendidikan" is the pagu column of a budget table.
 _MEASURE_SYNONYMS: dict[str, tuple[str, ...]] = {
     "anggaran": ("pagu", "anggaran"),
@@ -240,7 +240,7 @@ def _compute(
     terms = [
         t
         for t in content_terms(query)
-        if t not in _OPERATION_TERMS and t not in _GENERIC and not t[0].isdigit()
+        if t not in OPERATION_TERMS and t not in GENERIC_TERMS and not t[0].isdigit()
     ]
     asked_years = years(query)
     if any(t in _PERCENT_ASKED for t in words(query)):

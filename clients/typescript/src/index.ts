@@ -1,0 +1,2 @@
+export type * from "./wire.js";
+export * from "./stream.js";
