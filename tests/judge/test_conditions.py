@@ -56,3 +56,24 @@ DETENTION = JudgePassage(
 )
 def test_a_count_of_time_spans_grounds_its_product(claim: str, verdict: str) -> None:
     assert check_claim(claim, [DETENTION]).verdict == verdict
+
+
+SHARES = JudgePassage(
+    "P1",
+    "(5) Dana bagi hasil retribusi pasar dibagi dengan imbangan 60% (enam puluh persen) untuk kabupaten dan "
+    "40% (empat puluh persen) untuk desa.",
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        # a ratio restates two shares of one whole written side by side, in their order
+        ("Dana bagi hasil retribusi pasar dibagi 60:40 antara kabupaten dan desa.", "supported"),
+        ("Dana bagi hasil retribusi pasar dibagi 40:60 antara kabupaten dan desa.", "unsupported"),
+        ("Dana bagi hasil retribusi pasar dibagi 70:30 antara kabupaten dan desa.", "unsupported"),
+        ("Dana bagi hasil retribusi pasar dibagi 60:40 antara provinsi dan desa.", "unsupported"),
+    ],
+)
+def test_a_ratio_is_grounded_by_two_shares(claim: str, verdict: str) -> None:
+    assert check_claim(claim, [SHARES]).verdict == verdict
