@@ -86,8 +86,11 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy .
 
+# The JSON Schemas from the pydantic models, then the clients' types from them (TypeScript when npm is here).
 schemas: install
 	$(BIN)/python -m serve_app.wire.schema_export
+	$(BIN)/python clients/python/codegen.py
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory ts; fi
 
 # The Python client's wire models, generated from the committed JSON Schemas (run after `make schemas`).
 client-models: install

@@ -268,3 +268,16 @@ def test_citation_routes_over_the_graph(graph: dict[str, Any], demo_retriever: A
     assert passage["text"] == chunk.text and passage["citation"]["chunk_id"] == chunk.chunk_id
     missing = httpx.get(graph["base"] + "/documents/no-such-document", headers=headers, timeout=60)
     assert missing.status_code == 404
+
+
+def test_artifacts_are_fetched_from_any_ingress_replica(graph: dict[str, Any]) -> None:
+    """The files live in the store's database: whichever Ingress replica serves the fetch has them."""
+    headers = {"X-API-Key": API_KEY}
+    question = "Berapa pagu Pajak Daerah dan Retribusi Daerah dalam lampiran APBA 2023?"
+    body = _post(graph, "/query", {"query": question, "offer_artifacts": True}).json()
+    assert {a["media_type"] for a in body["artifacts"]} == {
+        "text/csv", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    }
+    url = graph["base"] + body["artifacts"][0]["url"]
+    statuses = {httpx.get(url, headers=headers, timeout=60).status_code for _ in range(8)}
+    assert statuses == {200}
