@@ -3,16 +3,18 @@
 Usage (starts its own vLLM unless --base-url names a running one; needs `make vllm model`):
 
     .venv/bin/python -m benchmarks.llm_vllm pool      # JudgePool -> vLLM vs direct batched completions
-    .venv/bin/python -m benchmarks.llm_vllm prefix    # that workload, prefix caching on vs off (2 starts)
+    .venv/bin/python -m benchmarks.llm_vllm prefix    # that workload at 32, prefix caching on vs off: two
+                                                      # servers at once, rounds in turns, the same pairs
     .venv/bin/python -m benchmarks.llm_vllm query     # /query/v2 p50/p95 with every LLM role, 1 and 4 clients
     .venv/bin/python -m benchmarks.llm_vllm quality   # LLM judge on judge_numeric_dev, with and without veto
 
 Each part prints a table and writes benchmarks/results/llm_vllm_<part>.json.
 
 * pool: N concurrent requests of one segment each go through :class:`judge.batching.BatchCollector` and
-  :class:`judge.llm_judge.LLMJudge` over the openai engine (chat template via /tokenize, one completions
-  request per batch); "direct" sends pairs of the same shape as token-id prompts (built outside the timing)
-  straight to /v1/completions as one request per round. Four segments share each passage (prefixes repeat).
+  :class:`judge.llm_judge.LLMJudge` over the openai engine (prompts framed in the chat template locally,
+  models/chat_frame.py, one completions request per batch); "direct" sends pairs of the same shape as
+  token-id prompts (rendered by the server's template outside the timing) straight to /v1/completions as
+  one request per round. The two run in turns. Four segments share each passage (prefixes repeat).
 * quality: predictions are scored by the data set's own scorer (score_judge.py); figures are in-sample
   (dev, tuned on) in the sense that the prompt was written with this set available.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -109,51 +112,118 @@ def pool_items(n: int, round_no: int) -> list[JudgeItem]:
     return items
 
 
+async def _direct_prompts(engine: OpenAIEngine, items: list[JudgeItem]) -> list[list[int]]:
+    """The items' prompts in the server's own chat template, as token ids (built outside the timing)."""
+    return [await engine._chat_token_ids(build_prompt(it), _scratch(), None) for it in items]
+
+
+def run_salt() -> int:
+    """A round-number offset of this run's own (from the clock), far from any other run's."""
+    return int(time.time()) * 100_000
+
+
+class PoolBench:
+    """Pool and direct rounds at ``clients`` concurrent requests against one server. Round ``r`` judges the
+    same pairs on any server (``pool_items`` of a fixed round number), so two servers compare alike."""
+
+    def __init__(self, base_url: str, model: str, clients: int, salt: int) -> None:
+        self.base_url, self.model, self.clients = base_url, model, clients
+        self.engine = OpenAIEngine(base_url=base_url, model=model, timeout_s=600, chat_template=True)
+        self.judge = LLMJudge(self.engine, rule_veto=False)
+        self.collector = BatchCollector(self.judge, max_batch_size=64, batch_wait_timeout_s=0.05)
+        self.http = httpx.AsyncClient(timeout=600)
+        self.pool_s: list[float] = []
+        self.pool_call_s: list[float] = []
+        self.direct_s: list[float] = []
+        # round numbers of their own per level and per run (``salt``): no round finds its passages in the
+        # prefix cache of a server reused from an earlier level or run
+        self.first = salt + 1000 * clients
+
+    async def warm(self) -> None:
+        await self.judge.judge(pool_items(2, -1))  # label ids and the chat frame learnt, server paths hot
+
+    async def pool(self, r: int) -> None:
+        items = pool_items(self.clients, self.first + r * 2)
+        started = time.perf_counter()
+        outcomes = await asyncio.gather(*(self.collector.submit_many_outcomes([it]) for it in items))
+        self.pool_s.append(time.perf_counter() - started)
+        assert all(o[0].result.verdict in ("supported", "unsupported") for o in outcomes), outcomes
+        # the engine's completions calls: every item's record carries its whole call's wall time, so the
+        # distinct values are the calls (one per batch)
+        calls = {rec.latency_ms for o in outcomes for rec in o[0].records}
+        self.pool_call_s.append(sum(calls) / 1000)
+
+    async def direct(self, r: int) -> None:
+        # pairs of the same kind (a fresh round, same shapes: no prefix cached from the pool's turn)
+        body = {
+            "model": self.model,
+            "prompt": await _direct_prompts(self.engine, pool_items(self.clients, self.first + r * 2 + 1)),
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": 20,
+            "return_tokens_as_token_ids": True,
+        }
+        started = time.perf_counter()
+        response = await self.http.post(self.base_url.rstrip("/") + "/completions", json=body)
+        self.direct_s.append(time.perf_counter() - started)
+        response.raise_for_status()
+
+    async def both(self, r: int) -> None:
+        """Pool and direct in turns (which goes first alternates), so load drift falls on both alike."""
+        for turn in (self.pool, self.direct) if r % 2 == 0 else (self.direct, self.pool):
+            await turn(r)
+
+    async def close(self) -> None:
+        await self.http.aclose()
+        await self.engine.aclose()
+
+    def _overhead(self) -> float:
+        return (sum(self.pool_s) - sum(self.pool_call_s)) / len(self.pool_s)
+
+    def row(self) -> dict[str, Any]:
+        pool_rate = self.clients * len(self.pool_s) / sum(self.pool_s)
+        direct_rate = self.clients * len(self.direct_s) / sum(self.direct_s)
+        return {
+            "clients": self.clients,
+            "rounds": len(self.pool_s),
+            "pool_pairs_per_s": round(pool_rate, 2),
+            "direct_pairs_per_s": round(direct_rate, 2),
+            "ratio": round(pool_rate / direct_rate, 3),
+            "pool_round_s": [round(x, 2) for x in self.pool_s],
+            # the pool's own cost: its wall time minus the completions calls it made (load-insensitive)
+            "pool_overhead_s_per_round": round(self._overhead(), 3),
+            "pool_completions_call_s": [round(x, 2) for x in self.pool_call_s],
+            "direct_round_s": [round(x, 2) for x in self.direct_s],
+            "chat_frame_used": self.engine._chat_frame is not None,
+            "batch_sizes": list(self.collector.batch_sizes),
+        }
+
+
 async def _pool_round(base_url: str, model: str, clients: int, rounds: int) -> dict[str, Any]:
-    engine = OpenAIEngine(base_url=base_url, model=model, timeout_s=600, chat_template=True)
-    judge = LLMJudge(engine, rule_veto=False)
-    collector = BatchCollector(judge, max_batch_size=64, batch_wait_timeout_s=0.05)
-    await judge.judge(pool_items(2, -1))  # warm: label ids resolved, engine compiled paths hot
-    pool_s: list[float] = []
-    direct_s: list[float] = []
-    http = httpx.AsyncClient(timeout=600)
+    bench = PoolBench(base_url, model, clients, run_salt())
     try:
+        await bench.warm()
         for r in range(rounds):
-            items = pool_items(clients, r * 2)
-            started = time.perf_counter()
-            results = await asyncio.gather(*(collector.submit_many([it]) for it in items))
-            pool_s.append(time.perf_counter() - started)
-            assert all(res[0].verdict in ("supported", "unsupported") for res in results), results
-            # direct: the same kind of pairs (a fresh round, same shapes), prompts tokenised beforehand
-            direct_items = pool_items(clients, r * 2 + 1)
-            token_prompts = [
-                await engine._chat_token_ids(build_prompt(it), _scratch(), None) for it in direct_items
-            ]
-            body = {
-                "model": model,
-                "prompt": token_prompts,
-                "max_tokens": 1,
-                "temperature": 0.0,
-                "logprobs": 20,
-                "return_tokens_as_token_ids": True,
-            }
-            started = time.perf_counter()
-            response = await http.post(base_url.rstrip("/") + "/completions", json=body)
-            direct_s.append(time.perf_counter() - started)
-            response.raise_for_status()
+            await bench.both(r)
     finally:
-        await http.aclose()
-        await engine.aclose()
-    pool_rate = clients * len(pool_s) / sum(pool_s)
-    direct_rate = clients * len(direct_s) / sum(direct_s)
-    return {
-        "clients": clients,
-        "rounds": rounds,
-        "pool_pairs_per_s": round(pool_rate, 2),
-        "direct_pairs_per_s": round(direct_rate, 2),
-        "ratio": round(pool_rate / direct_rate, 3),
-        "batch_sizes": list(collector.batch_sizes),
-    }
+        await bench.close()
+    return bench.row()
+
+
+async def _prefix_rounds(servers: dict[bool, tuple[str, str]], rounds: int) -> list[dict[str, Any]]:
+    """Caching on and off in turns, round by round (which server goes first alternates), same pairs."""
+    salt = run_salt()  # one for both servers: they judge the same pairs
+    benches = {caching: PoolBench(url, model, 32, salt) for caching, (url, model) in servers.items()}
+    try:
+        for bench in benches.values():
+            await bench.warm()
+        for r in range(rounds):
+            for caching in (True, False) if r % 2 == 0 else (False, True):
+                await benches[caching].both(r)
+    finally:
+        for bench in benches.values():
+            await bench.close()
+    return [{**bench.row(), "prefix_caching": caching} for caching, bench in benches.items()]
 
 
 def _scratch() -> Any:
@@ -180,22 +250,32 @@ def run_pool(args: argparse.Namespace) -> int:
     return 0
 
 
+def prefix_figures(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """One short figure per mode (on/off pairs/s and their ratio), so the README row stays readable."""
+    by = {row["prefix_caching"]: row for row in rows}
+    figures = {}
+    for mode in ("pool", "direct"):
+        on, off = by[True][f"{mode}_pairs_per_s"], by[False][f"{mode}_pairs_per_s"]
+        figures[f"{mode} on/off pairs/s"] = f"{on:.2f}/{off:.2f} ({on / off:.1f}x)"
+    return figures
+
+
 def run_prefix(args: argparse.Namespace) -> int:
-    rows = []
-    for caching in (True, False):
-        with vllm_server(None, prefix_caching=caching) as (base_url, model):
-            row = asyncio.run(_pool_round(base_url, model, 32, args.rounds))
-        row["prefix_caching"] = caching
-        rows.append(row)
+    with contextlib.ExitStack() as stack:
+        # --base-url (a server with prefix caching on, as configs/llm-cpu.yaml starts it) stands for "on";
+        # --off-base-url for "off"; a server not named is started here. Both run at once, rounds in turns.
+        servers = {
+            True: stack.enter_context(vllm_server(args.base_url, prefix_caching=True)),
+            False: stack.enter_context(vllm_server(args.off_base_url, prefix_caching=False)),
+        }
+        rows = asyncio.run(_prefix_rounds(servers, args.rounds))
+    for row in rows:
         print(
-            f"prefix caching {'on ' if caching else 'off'}: JudgePool {row['pool_pairs_per_s']:.2f} pairs/s, "
-            f"direct {row['direct_pairs_per_s']:.2f} pairs/s",
+            f"prefix caching {'on ' if row['prefix_caching'] else 'off'}: JudgePool "
+            f"{row['pool_pairs_per_s']:.2f} pairs/s, direct {row['direct_pairs_per_s']:.2f} pairs/s",
             flush=True,
         )
-    figures = {
-        f"pool_pairs_per_s_caching_{'on' if r['prefix_caching'] else 'off'}": r["pool_pairs_per_s"]
-        for r in rows
-    }
+    figures = prefix_figures(rows)
     details = {"segments_per_passage": SEGMENTS_PER_PASSAGE, "clients": 32, "rows": rows}
     print("wrote", write("prefix", figures, "invented budget pairs, 4 segments per passage", True, details))
     return 0
@@ -376,6 +456,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.llm_vllm", description=__doc__.split("\n")[0])
     parser.add_argument("part", choices=("pool", "prefix", "query", "quality"))
     parser.add_argument("--base-url", help="a running vLLM (http://HOST:PORT/v1) serving the llm-cpu model")
+    parser.add_argument("--off-base-url", help="prefix: a running vLLM like it with prefix caching off")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--per-client", type=int, default=3)
     args = parser.parse_args(argv)

@@ -18,6 +18,8 @@ from models.base import ModelOutputError
 # Never let the floor reach 0, even when the server reports -inf (or vLLM's -9999.0) for the k-th token.
 MIN_FLOOR = 1e-9
 TOKEN_ID_PREFIX = "token_id:"
+# Byte-level BPE and SentencePiece word-start markers, in case a server returns raw vocabulary pieces.
+_SPACE_MARKERS = "\u0120\u2581"
 
 
 def label_variants(label: str) -> list[str]:
@@ -74,5 +76,34 @@ def token_id_label_probs(
                 mass[label] += math.exp(logprob)
     floor = max(min(math.exp(lp) for lp in top_logprobs.values()) / 2, MIN_FLOOR)
     probs = {label: max(m, floor) for label, m in mass.items()}
+    total = sum(probs.values())
+    return {label: p / total for label, p in probs.items()}
+
+
+def first_token_label_probs(top_logprobs: dict[str, float], labels: list[str]) -> dict[str, float]:
+    """Label probabilities from the first generated token's top-k, renormalised over ``labels``.
+
+    A returned token counts for a label when its text, stripped of whitespace (and of BPE word-start
+    markers) and case-folded, is a non-empty prefix of exactly one label (so " Supported", "supported" and
+    "Supp" all count for "supported"); a token that is a prefix of several labels says nothing and is
+    skipped. A label's mass is the sum of its tokens' probabilities.
+
+    Floor: a label none of whose tokens made the top-k has a probability below the smallest one returned,
+    ``p_k``; it gets ``p_k / 2`` (the midpoint of ``[0, p_k]``, at least ``MIN_FLOOR``), never 0. When no
+    label is in the top-k at all, every label gets the floor and the result is uniform.
+    """
+    if not top_logprobs:
+        raise ModelOutputError("empty top_logprobs")
+    keys = {label: label.strip().casefold() for label in labels}
+    mass = dict.fromkeys(labels, 0.0)
+    for token, logprob in top_logprobs.items():
+        text = token.strip().lstrip(_SPACE_MARKERS).strip().casefold()
+        if not text:
+            continue
+        matches = [label for label in labels if keys[label].startswith(text)]
+        if len(matches) == 1:
+            mass[matches[0]] += math.exp(logprob)
+    floor = max(min(math.exp(lp) for lp in top_logprobs.values()) / 2, MIN_FLOOR)
+    probs = {label: max(mass[label], floor) for label in labels}
     total = sum(probs.values())
     return {label: p / total for label, p in probs.items()}

@@ -6,13 +6,16 @@ This is how production reaches vLLM; there is no in-process vLLM engine.
   ``response_format: {"type": "json_schema", "json_schema": {"name", "schema", "strict": true}}`` (vLLM
   turns it into guided decoding), then decodes and validates the JSON.
 * ``classify`` posts every prompt in one ``/v1/completions`` request (``max_tokens=1``, ``logprobs=k``) and
-  reads the ``top_logprobs`` of the first generated token; see :func:`first_token_label_probs` for how
-  tokens map to labels and for the floor given to labels outside the top-k.
-* With ``chat_template=True`` (vLLM servers) ``classify`` first asks the server's ``/tokenize`` for each
-  prompt wrapped in the model's chat template (a user turn plus the assistant's generation prompt) and for
-  each label's own first token ids, then sends the token ids and reads ``token_id:N`` top-k keys
-  (:mod:`models.label_tokens`). An instruct model answers inside its template; raw text would ask it to
-  continue a document instead.
+  reads the ``top_logprobs`` of the first generated token; see
+  :func:`models.label_tokens.first_token_label_probs` for how tokens map to labels and for the floor given
+  to labels outside the top-k.
+* With ``chat_template=True`` (vLLM servers) ``classify`` puts each prompt in the model's chat template (a
+  user turn plus the assistant's generation prompt) and reads ``token_id:N`` top-k keys against each
+  label's own first token ids, asked once from the server's ``/tokenize`` (:mod:`models.label_tokens`).
+  The template's frame around the user turn is learnt and checked once (:mod:`models.chat_frame`), so the
+  prompts go out as framed text in the one completions request; a template the frame does not fit is
+  applied per prompt by ``/tokenize``. An instruct model answers inside its template; raw text would ask
+  it to continue a document instead.
 
 Errors: HTTP 4xx/5xx -> :class:`ModelUnavailable` (the server's text goes to the log only), timeouts and the
 deadline -> :class:`ModelTimeout`, a body that is not the protocol's JSON -> :class:`ModelOutputError`.
@@ -24,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import time
 from typing import Any
 
@@ -41,47 +43,20 @@ from models.base import (
     ModelUnavailable,
     deadline_left,
 )
-from models.label_tokens import distinct_label_ids, label_variants, token_id_label_probs
+from models.chat_frame import ChatFrame, learn_chat_frame
+from models.label_tokens import (
+    distinct_label_ids,
+    first_token_label_probs,
+    label_variants,
+    token_id_label_probs,
+)
 from models.tokens import estimate_message_tokens, estimate_tokens, split_total
 
 logger = logging.getLogger(__name__)
 
 # vLLM refuses logprobs above its --max-logprobs, 20 by default.
 DEFAULT_TOP_LOGPROBS = 20
-# Never let the floor reach 0, even when the server reports -inf (or vLLM's -9999.0) for the k-th token.
-MIN_FLOOR = 1e-9
 _RETRY_BACKOFF_S = 0.05
-# Byte-level BPE and SentencePiece word-start markers, in case a server returns raw vocabulary pieces.
-_SPACE_MARKERS = "\u0120\u2581"
-
-
-def first_token_label_probs(top_logprobs: dict[str, float], labels: list[str]) -> dict[str, float]:
-    """Label probabilities from the first generated token's top-k, renormalised over ``labels``.
-
-    A returned token counts for a label when its text, stripped of whitespace (and of BPE word-start
-    markers) and case-folded, is a non-empty prefix of exactly one label (so " Supported", "supported" and
-    "Supp" all count for "supported"); a token that is a prefix of several labels says nothing and is
-    skipped. A label's mass is the sum of its tokens' probabilities.
-
-    Floor: a label none of whose tokens made the top-k has a probability below the smallest one returned,
-    ``p_k``; it gets ``p_k / 2`` (the midpoint of ``[0, p_k]``, at least ``MIN_FLOOR``), never 0. When no
-    label is in the top-k at all, every label gets the floor and the result is uniform.
-    """
-    if not top_logprobs:
-        raise ModelOutputError("empty top_logprobs")
-    keys = {label: label.strip().casefold() for label in labels}
-    mass = dict.fromkeys(labels, 0.0)
-    for token, logprob in top_logprobs.items():
-        text = token.strip().lstrip(_SPACE_MARKERS).strip().casefold()
-        if not text:
-            continue
-        matches = [label for label in labels if keys[label].startswith(text)]
-        if len(matches) == 1:
-            mass[matches[0]] += math.exp(logprob)
-    floor = max(min(math.exp(lp) for lp in top_logprobs.values()) / 2, MIN_FLOOR)
-    probs = {label: max(mass[label], floor) for label in labels}
-    total = sum(probs.values())
-    return {label: p / total for label, p in probs.items()}
 
 
 def decode_json_output(text: str, json_schema: dict[str, Any], record: CallRecord) -> Any:
@@ -132,6 +107,9 @@ class OpenAIEngine(Engine):
         self._server_root = self._api_root.removesuffix("/v1")  # vLLM's /tokenize lives outside /v1
         self.chat_template = chat_template
         self._label_ids: dict[tuple[str, ...], dict[str, frozenset[int]]] = {}
+        self._chat_frame: ChatFrame | None = None
+        self._frame_known = False
+        self._frame_lock = asyncio.Lock()
         self.model = model
         self._timeout_s = timeout_s
         self._max_retries = max_retries
@@ -217,11 +195,19 @@ class OpenAIEngine(Engine):
         label_ids: dict[str, frozenset[int]] | None = None
         if self.chat_template:
             label_ids = await self._labels_as_ids(labels, record, deadline)
-            token_prompts = list(
-                await asyncio.gather(*(self._chat_token_ids(p, record, deadline) for p in prompts))
-            )
-            body["prompt"], body["return_tokens_as_token_ids"] = token_prompts, True
-            estimates = [len(ids) for ids in token_prompts]
+            body["return_tokens_as_token_ids"] = True
+            frame = await self._frame(record, deadline)
+            if frame is not None:
+                # Framed here, tokenised by the server as vLLM tokenises a rendered chat: no BOS added.
+                body["prompt"] = [frame.wrap(p) for p in prompts]
+                body["add_special_tokens"] = False
+                estimates = [estimate_tokens(p) for p in body["prompt"]]
+            else:
+                token_prompts = list(
+                    await asyncio.gather(*(self._chat_token_ids(p, record, deadline) for p in prompts))
+                )
+                body["prompt"] = token_prompts
+                estimates = [len(ids) for ids in token_prompts]
         data = await self._post("/completions", body, record, deadline, sum(estimates))
         record.latency_ms = (time.perf_counter() - start) * 1000
         tops = self._first_token_tops(data, len(prompts), record)
@@ -257,6 +243,36 @@ class OpenAIEngine(Engine):
             "add_generation_prompt": True,
         }
         return await self._tokenize(body, record, deadline)
+
+    async def _frame(self, record: CallRecord, deadline: float | None) -> ChatFrame | None:
+        """The chat template's frame (:mod:`models.chat_frame`), learnt on the first call and kept; a server
+        error while learning is the call's error and the next call tries again."""
+        async with self._frame_lock:
+            if not self._frame_known:
+
+                async def chat(content: str) -> list[int]:
+                    return await self._chat_token_ids(content, record, deadline)
+
+                async def text(prompt: str) -> list[int]:
+                    body = {"model": self.model, "prompt": prompt, "add_special_tokens": False}
+                    return await self._tokenize(body, record, deadline)
+
+                async def detokenize(ids: list[int]) -> str:
+                    data = await self._post(
+                        self._server_root + "/detokenize",
+                        {"model": self.model, "tokens": ids},
+                        record,
+                        deadline,
+                        0,
+                        absolute=True,
+                    )
+                    if not isinstance(data.get("prompt"), str):
+                        raise self._bad_output(record, "/detokenize answered without a prompt string")
+                    return str(data["prompt"])
+
+                self._chat_frame = await learn_chat_frame(chat, text, detokenize)
+                self._frame_known = True
+        return self._chat_frame
 
     async def _labels_as_ids(
         self, labels: list[str], record: CallRecord, deadline: float | None

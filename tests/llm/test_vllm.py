@@ -16,7 +16,9 @@ from starlette.testclient import TestClient
 
 from judge.batching import BatchCollector
 from judge.llm_judge import LLMJudge
+from judge.prompt import build_prompt
 from judge.types import JudgeItem, JudgePassage
+from models.base import CallRecord
 from serve_app.agent.prompts import SEGMENT_JSON_SCHEMA
 from serve_app.agent.writers.base import WriteRequest
 from serve_app.agent.writers.llm import LLMWriter
@@ -62,28 +64,46 @@ def test_judge_scores_pairs_by_logprobs_in_the_chat_template(vllm: RunningVLLM) 
         item("c", "Kabupaten Contoh memiliki 40 sekolah menengah."),
     ]
 
-    async def go() -> list[Any]:
+    async def go() -> tuple[list[Any], list[int], list[bool]]:
         try:
-            return list(await judge.judge(items))
+            results = list(await judge.judge(items))
+            calls = [len(sent.to("/tokenize"))]
+            await judge.judge(items[:2])  # a second batch: no /tokenize at all (labels and frame are kept)
+            calls.append(len(sent.to("/tokenize")))
+            # the framed prompts are, token for token, what the server's own chat template makes of them
+            frame = eng._chat_frame
+            assert frame is not None, "no chat frame was learnt for SmolLM2's ChatML template"
+            same = []
+            for prompt in (build_prompt(it) for it in items):
+                body = {"model": vllm.model, "prompt": frame.wrap(prompt), "add_special_tokens": False}
+                as_text = await eng._tokenize(body, _record(), None)
+                same.append(as_text == await eng._chat_token_ids(prompt, _record(), None))
+            return results, calls, same
         finally:
             await eng._client.aclose()
 
-    results = run(go())
-    assert [r.verdict for r in results] != [], results
+    results, tokenize_calls, same = run(go())
+    frame = eng._chat_frame
+    assert frame is not None
     for result in results:
         assert result.verdict in ("supported", "unsupported"), result
         assert result.reasons and result.reasons[0].startswith("p_supported="), result
     completions = sent.to("/completions")
-    assert len(completions) == 1
+    assert len(completions) == 2
     body = completions[0]
-    # token-id prompts built by the server's chat template, one per item, label ids matched by token id
-    assert isinstance(body["prompt"], list) and len(body["prompt"]) == 3
-    assert all(isinstance(p, list) and all(isinstance(t, int) for t in p) for p in body["prompt"])
+    # one prompt per item, in the chat template's frame, label ids matched by token id
+    assert body["prompt"] == [frame.wrap(build_prompt(it)) for it in items]
+    assert body["add_special_tokens"] is False
     assert body["return_tokens_as_token_ids"] is True and body["max_tokens"] == 1 and body["logprobs"] == 20
-    chat = [b for b in sent.to("/tokenize") if "messages" in b]
-    assert len(chat) == 3 and all(b["add_generation_prompt"] for b in chat)
+    # learning the labels' ids and the frame, once: the second batch asked nothing
+    assert tokenize_calls[0] == tokenize_calls[1] < 20
+    assert same == [True, True, True]
     # probabilities come from the model: the three pairs do not all score the same
     assert len({r.reasons[0] for r in results}) > 1
+
+
+def _record() -> CallRecord:
+    return CallRecord(role="test", engine="openai", model="")
 
 
 def test_concurrent_requests_reach_vllm_as_one_completions_request(vllm: RunningVLLM) -> None:

@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 import pytest
 
 from models.base import Classification, Generation, ModelOutputError, ModelTimeout, ModelUnavailable
-from models.openai_engine import OpenAIEngine, first_token_label_probs
+from models.label_tokens import first_token_label_probs
+from models.openai_engine import OpenAIEngine
 from tests.models.openai_server import FakeOpenAIServer
 from tests.support.net import free_port
 
