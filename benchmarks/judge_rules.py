@@ -341,12 +341,12 @@ def figures(details: dict[str, Any]) -> dict[str, Figure]:
     if "judge_numeric_dev" in details:
         dev_set = details["judge_numeric_dev"]
         overall = dev_set["overall"]
-        out["numeric_dev BA / unsup. recall / English acc."] = (
+        out["numeric_dev BA / unsup. recall / EN acc."] = (
             f"{overall['balanced_accuracy']:.3f} / {overall['recall_unsupported']:.3f} / "
             f"{dev_set['per_lang']['en']['accuracy']:.3f}"
         )
     regression = details["regression_set"]
-    out["regression BA dev / held-out"] = (
+    out["regression BA dev/held-out"] = (
         f"{regression['dev']['balanced_accuracy']} / {regression['heldout']['balanced_accuracy']}"
     )
     out["warm pairs/s, 1 core"] = f"{details['speed']['warm_pairs_per_s']:,}"
@@ -388,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     # labels come from our own generator: a regression check of the rules, not an estimate of their quality.
     result = Result(
         benchmark="judge_rules", figures=figures(details), in_sample=True,
-        data="judge_numeric_dev (193 hand-written claims; tuned on); regression set (our labels)",
+        data="judge_numeric_dev (193 hand-written, tuned on); regression (own labels)",
         command=command("judge_rules", argv), details=details)
     path = write_result(result, quick=args.quick)
     print(f"→ {path.relative_to(ROOT)}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from judge.lexicon import CURRENCY_HINTS, FRAMING_WORDS, MARKER_WORDS, SCALE_WORDS
@@ -173,6 +173,13 @@ def _named(token: Token, by_form: bool, claim_keys: frozenset[str]) -> bool:
     return token.low in claim_keys if by_form else is_grounded(token, claim_keys)
 
 
+@lru_cache(maxsize=16)
+def _cites_clauses(claim_keys: frozenset[str]) -> bool:
+    """Whether the claim cites a clause ("ayat (1) huruf c": a reference pseudo-word, judge.textunits); once
+    per claim, not once per candidate figure (a frozenset caches its hash, so the look-up is cheap)."""
+    return any(key[0] == "§" for key in claim_keys)
+
+
 def entity_ok(
     claim_fig: ClaimFigure,
     source: Source,
@@ -183,7 +190,7 @@ def entity_ok(
     english: bool = False,
 ) -> bool:
     distinctive, names = _distinctive(source.view, figure_index)
-    if not any(key[0] == "§" for key in claim_keys):
+    if not _cites_clauses(claim_keys):
         # "sebagaimana dimaksud pada ayat (1) huruf c" tells a clause apart only to a claim citing clauses
         distinctive = tuple(d for d in distinctive if d[0].low[0] != "§")
     if distinctive and len(source.view.quantities) > 1:
@@ -294,7 +301,65 @@ def ground_figure(
                     best = (fit, Grounding(True, None, span, source_index, figure_index))
     if best is not None:
         return best[1]
+    if claim.kind == "ratio" and claim.ratio:
+        shares = _ratio_from_shares(claim_fig, sources, all_keys, max_unknown_ratio, claim_keys, english)
+        if shares is not None:
+            return shares
     return Grounding(False, _failure_reason(claim, sources, seen), None)
+
+
+def _ratio_from_shares(
+    claim_fig: ClaimFigure,
+    sources: Sequence[Source],
+    all_keys: frozenset[str],
+    max_unknown_ratio: float,
+    claim_keys: frozenset[str],
+    english: bool,
+) -> Grounding | None:
+    """ "dibagi 60:40" restates two shares of one whole written in one sentence, in that order: "60% untuk A
+    dan 40% untuk B". Only shares that add up to 100 percent, next to each other (a spelled twin aside), and
+    the claim's words around the ratio written around the two shares."""
+    assert claim_fig.figure.ratio is not None
+    left, right = claim_fig.figure.ratio
+    for source_index, source in enumerate(sources):
+        view = source.view
+        percents = [
+            i
+            for i in view.quantities
+            if view.figures[i].kind == "percent" and not view.figures[i].spelled and not view.figures[i].bound
+        ]
+        for first, second in zip(percents, percents[1:], strict=False):
+            a, b = view.figures[first], view.figures[second]
+            if a.value + b.value != 100 or a.value * right != b.value * left:
+                continue
+            if view.sentence_at(a.start) != view.sentence_at(b.start):
+                continue
+            if not _shares_named(claim_fig, source, (first, second), all_keys, max_unknown_ratio, english):
+                continue
+            return Grounding(True, None, (source.key, a.start, b.end), source_index, first)
+    return None
+
+
+def _shares_named(
+    claim_fig: ClaimFigure,
+    source: Source,
+    shares: tuple[int, int],
+    all_keys: frozenset[str],
+    max_unknown_ratio: float,
+    english: bool,
+) -> bool:
+    """entity_ok for a ratio read off two shares: each share's words name one side ("kabupaten", "desa"),
+    so the claim's words are looked for around both, and no side's word counts as another figure's."""
+    view = source.view
+    local = view.keys_in(view.neighbourhood(shares[0]) + view.neighbourhood(shares[1])) | source.identity_keys
+    unknown = 0
+    for token in claim_fig.required:
+        if is_grounded(token, local):
+            continue
+        if not contrast_keys(token.low, english).isdisjoint(all_keys) or token.capital or names_term(token):
+            return False
+        unknown += 1
+    return unknown <= allowed_unknown(max_unknown_ratio, len(claim_fig.required))
 
 
 def _fit(claim_keys: frozenset[str], view: TextView, figure_index: int) -> int:

@@ -56,6 +56,9 @@ _TWIN_GAP_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
 _SPELLED_TWIN_RE = re.compile(r"\s*\(\s*[A-Za-z][A-Za-z\s-]{2,300}\)")
 _YEAR_MIN, _YEAR_MAX = 1800, 2099
 _CLOSING_RE = re.compile(r"\s*\)")
+# "1x24 jam", "3 × 24 jam": a count of time spans, the product (24, 72 hours) when a time unit follows.
+_TIMES_RE = re.compile(r"\s?[x×]\s?(\d+)\b")
+_TIME_UNITS = frozenset({"minute", "hour", "day", "week", "month", "year"})
 
 
 def _overlaps(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
@@ -66,11 +69,17 @@ def _digit_figures(
     text: str, lang: str, blocked: list[tuple[int, int]], repaired: tuple[int, ...]
 ) -> list[Figure]:
     figures: list[Figure] = []
+    read_to = 0  # the end of the last product read ("1x24 jam"): its second number is part of it
     for match in _NUMBER_RE.finditer(text):
         start, end = match.span()
-        if start and (text[start - 1] in ".,/" or text[start - 1].isdecimal()):
+        if start < read_to or start and (text[start - 1] in ".,/" or text[start - 1].isdecimal()):
             continue
         if _overlaps(start, end, blocked):
+            continue
+        times = _TIMES_RE.match(text, end) if end - start <= 2 and match.group().isdigit() else None
+        if times and (product := _product(text, start, times, lang)):
+            figures.append(product)
+            read_to = product.end
             continue
         before = text[max(0, start - 6) : start]
         word_before = _WORD_BEFORE_RE.search(before)
@@ -141,6 +150,35 @@ def _digit_figures(
             )
         )
     return figures
+
+
+def _product(text: str, start: int, times: re.Match[str], lang: str) -> Figure | None:
+    """ "1x24 (satu kali dua puluh empat) jam": a duration written as a count of time spans, read as their
+    product (24 hours; "2x24 jam" is 48), with the bound written before the factor ("tidak lebih dari"). The
+    figure spans the spelled twin, so "dua puluh empat" inside it is never read as a figure of its own."""
+    end = times.end()
+    _, _, kind, unit, suffix_end = suffix(text, end)
+    twin = _SPELLED_TWIN_RE.match(text, end) if unit is None else None
+    if twin:
+        _, _, kind, unit, suffix_end = suffix(text, twin.end())
+    if unit not in _TIME_UNITS:
+        return None  # "3x4 meter": not a duration
+    parsed = parse_digit_token(times.group(1), lang=lang)
+    if parsed is None:
+        return None
+    approximate, bound = qualifiers(text, start)
+    return Figure(
+        value=parsed[0] * int(text[start : times.start()]),
+        text=text[start:suffix_end],
+        start=start,
+        end=suffix_end,
+        kind=kind,
+        unit=unit,
+        quantum=Decimal(1).scaleb(-parsed[1]),
+        whole=parsed[1] == 0,
+        approximate=approximate,
+        bound=bound,
+    )
 
 
 def _spelled_figures(text: str, blocked: list[tuple[int, int]], words: frozenset[str]) -> list[Figure]:

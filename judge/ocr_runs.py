@@ -27,9 +27,12 @@ _TWIN_AFTER_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
 _LOOKALIKE = str.maketrans({"O": "0", "o": "0", "l": "1", "I": "1", "|": "1", "S": "5"})
 _DAMAGE_RE = re.compile(r"[OolI|S]|\d\s|\s\d|[.,]\s")
 # A cheap test of a whole text for a damaged run: digits beside a space or a look-alike letter ("1 . 750",
-# "428. l 14"), or a look-alike letter right after "Rp".
+# "428. l 14"), or a look-alike letter right after "Rp". Every branch opens with one character class, so the
+# scan skips the ordinary letters in C (a pattern of plain alternatives is tried branch by branch at every
+# position: three times slower on a claim); the look-behinds say which branch the first character opened.
 _SUSPECT_RE = re.compile(
-    r"\d\s[.,]\s\d|\d[.,]?\s[.,]?\d|\d[.,]?\s[lI|]\s\d|\d[OolI|]|[OolI|]\d|Rp\s?[lI|S]|\d%o|o/o"
+    r"[\dOolI|R](?:(?<=\d)(?:\s[.,]\s\d|[.,]?\s[.,]?\d|[.,]?\s[lI|]\s\d|[OolI|]|%o)"
+    r"|(?<=[OolI|])\d|(?<=R)p\s?[lI|S]|(?<=o)/o)"
 )
 
 

@@ -6,14 +6,17 @@ words apart ("impor" / "ekspor" differ by more, but "naik" / "nail" would not)."
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 MIN_LENGTH = 7  # shorter words: one changed letter is too often another word
 # Letter shapes a scanner confuses, folded before comparing (digits inside a word are always OCR damage).
 _CONFUSIONS = (("rn", "m"), ("vv", "w"), ("1", "l"), ("!", "l"), ("|", "l"), ("0", "o"), ("5", "s"))
 
 
+@lru_cache(maxsize=65536)
 def fold(word: str) -> str:
-    """The word with confusable letter shapes folded to one spelling."""
+    """The word with confusable letter shapes folded to one spelling (cached: the same passage and claim
+    words are compared again and again)."""
     for seen, meant in _CONFUSIONS:
         word = word.replace(seen, meant)
     return word

@@ -329,6 +329,7 @@ def check_claim(
     spans: list[tuple[str, int, int]] = []
     regions: dict[int, list[tuple[int, int]]] = {}
     denied = parts.denied
+    placed: dict[int, tuple[int, int]] = {}  # claim figure position → (source index, figure index)
     for position, claim_fig in enumerate(parts.figures):
         grounding = ground_figure(claim_fig, sources, all_keys, max_unknown_ratio, parts.keys, english)
         if not grounding.ok:
@@ -340,11 +341,14 @@ def check_claim(
         spans.append(grounding.span)
         source = sources[grounding.source_index]
         assert grounding.figure_index is not None
+        placed[position] = (grounding.source_index, grounding.figure_index)
         if claim_fig.directions:  # "naik sebesar Rp934 miliar" read off "ditetapkan sebesar Rp934 miliar"
             reasons.extend(_figure_direction(claim_fig.directions, source.view, grounding.figure_index))
         regions.setdefault(grounding.source_index, []).extend(
             source.view.regions.get(grounding.figure_index, ())
         )
+    if _condition_elsewhere(parts, sources, placed):
+        reasons.append("condition_elsewhere")
     for period in parts.periods:
         ok, span = ground_period(period, sources, parts.period_bounds.get(period))
         if not ok:
@@ -385,6 +389,42 @@ def check_claim(
         reasons = _direction_by_arithmetic(parts, reasons)
     unique = tuple(dict.fromkeys(reasons))
     return RuleCheck("unsupported" if unique else "supported", unique, tuple(dict.fromkeys(spans)))
+
+
+def _condition_elsewhere(
+    parts: _ClaimParts, sources: Sequence[Source], placed: dict[int, tuple[int, int]]
+) -> bool:
+    """A bounded figure in the same clause as another figure is that figure's condition: in "tarif 1% berlaku
+    bagi harta lebih dari Rp2 miliar" the threshold says when the 1% applies. Both must then be read together
+    in one passage (_read_together): a rate from item a and a threshold from item b, each written somewhere,
+    do not make the claim (item a's rate may hold only up to that threshold)."""
+    figures = parts.figures
+    for later in range(1, len(figures)):
+        for earlier in range(later):
+            first, second = figures[earlier].figure, figures[later].figure
+            if not (first.bound or second.bound) or earlier not in placed or later not in placed:
+                continue
+            if _CLAUSE_BREAK_RE.search(parts.view.text, first.end, second.start):
+                continue  # separate clauses: "3% pada 2015, 6% pada 2016" may come from separate items
+            (source_a, index_a), (source_b, index_b) = placed[earlier], placed[later]
+            if source_a != source_b:
+                return True
+            if not _read_together(sources[source_a].view, index_a, index_b):
+                return True
+    return False
+
+
+def _read_together(view: TextView, index_a: int, index_b: int) -> bool:
+    """Two passage figures in one sentence (one list item), or one of them in a sentence the other's regions
+    reach: a list's lead-in ("bagi Wajib Pajak … sampai dengan Rp4,8 miliar adalah sebesar:") conditions
+    every item."""
+    sentence_a = view.sentence_at(view.figures[index_a].start)
+    sentence_b = view.sentence_at(view.figures[index_b].start)
+    if sentence_a == sentence_b:
+        return True
+    return any(view.sentence_at(start) == sentence_b for start, _ in view.regions.get(index_a, ())) or any(
+        view.sentence_at(start) == sentence_a for start, _ in view.regions.get(index_b, ())
+    )
 
 
 def _direction_by_arithmetic(parts: _ClaimParts, reasons: list[str]) -> list[str]:

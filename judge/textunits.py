@@ -98,7 +98,9 @@ _ABBREVIATIONS = frozenset(
 )
 _LAST_WORD_RE = re.compile(r"(\S+)$")
 _ROMAN_RE = re.compile(r"[ivxl]+")
-_BOUNDARY_RE = re.compile(r"[.!?](?=\s+[\"“(A-Z0-9])|\n+")
+# A sentence ends at "." "!" "?" before a capital, digit or opening mark, or at line breaks. One character
+# class opens the pattern so the scan skips ordinary letters in C (as "[.!?](?=…)|\n+" it does not).
+_BOUNDARY_RE = re.compile(r"[.!?\n](?:(?<=[.!?])(?=\s+[\"“(A-Z0-9])|(?<=\n)\n*)")
 
 
 def _stem_keys(low: str, english: bool) -> set[str]:
@@ -278,39 +280,54 @@ class TextView:
         ]
 
 
+# What a written word yields apart from where it stands: one part per word it counts as, each (offset,
+# length, lower-case form, keys, capital, capital only if no sentence opens there). A text's words repeat
+# across claims, so this is worked out once per distinct written word.
+_Part = tuple[int, int, str, frozenset[str], bool, bool]
+
+
+@lru_cache(maxsize=65536)
+def _word_parts(word: str, english: bool) -> tuple[_Part, ...]:
+    low = word.lower()
+    parts = low.split("-")
+    if (
+        len(parts) >= 2
+        and all(parts)
+        and parts[0] not in parts[1]
+        and parts[1] not in parts[0]
+        and parts[0] != "non"  # "non-tax" is one word: a negated compound (judge.polarity)
+    ):
+        # "Fisik-TPG", "Kantor-Alat" are two words; "undang-undang", "sebesar-besarnya" are one
+        out = []
+        offset = 0
+        for part, raw in zip(parts, word.split("-"), strict=True):
+            out.append((offset, len(part), part, word_keys(part, english), raw[:1].isupper(), False))
+            offset += len(part) + 1
+        return tuple(out)
+    upper = word[0].isupper()
+    # a capital opening the text or a sentence marks the sentence, not a name ("Porsi kuota …"); an
+    # all-capital word ("APBN") is a name wherever it stands
+    return ((0, len(word), low, word_keys(low, english), upper, upper and not word[1:2].isupper()),)
+
+
 def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tuple[Token, ...]:
     """Words, plus one pseudo-word per reference ("§huruf=a"): which clause a figure sits in is part of
     its entity ("ayat (1) huruf a" versus "huruf b")."""
     tokens = []
     for match in _WORD_RE.finditer(text):
-        word = match.group()
-        low = word.lower()
-        parts = low.split("-")
-        if (
-            len(parts) >= 2
-            and all(parts)
-            and parts[0] not in parts[1]
-            and parts[1] not in parts[0]
-            and parts[0] != "non"  # "non-tax" is one word: a negated compound (judge.polarity)
-        ):
-            # "Fisik-TPG", "Kantor-Alat" are two words; "undang-undang", "sebesar-besarnya" are one
-            start = match.start()
-            for part, raw in zip(parts, word.split("-"), strict=True):
-                tokens.append(
-                    Token(start, start + len(part), part, word_keys(part, english), raw[:1].isupper())
-                )
-                start += len(part) + 1
-            continue
-        # a capital opening the text or a sentence marks the sentence, not a name ("Porsi kuota …")
-        capital = word[0].isupper() and (word[1:2].isupper() or not _opens_sentence(text, match.start()))
-        tokens.append(Token(match.start(), match.end(), low, word_keys(low, english), capital))
+        start = match.start()
+        for offset, length, low, keys, capital, sentence_test in _word_parts(match.group(), english):
+            if sentence_test:
+                capital = not _opens_sentence(text, start)
+            tokens.append(Token(start + offset, start + offset + length, low, keys, capital))
     if english:
         tokens = _join_phrases(tokens)
     for ref in references:
         if ref.kind != "marker":
             name = f"§{ref.kind}={ref.value}"
             tokens.append(Token(ref.start, ref.end, name, frozenset({name}), False))
-    tokens.sort(key=lambda token: token.start)
+    if references or english:
+        tokens.sort(key=lambda token: token.start)  # words come in order; references and phrases may not
     return tuple(tokens)
 
 

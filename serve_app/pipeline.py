@@ -199,20 +199,23 @@ class Pipeline:
     async def _scope(
         self, selection: str | None, document_ids: list[str] | None, principal: Principal
     ) -> Scope:
-        if selection is None and document_ids is None:
+        selections = self.config.selections
+        limited = [name for name, spec in selections.items() if spec.partners is not None]
+        if selection is None and document_ids is None and not limited:
             return Scope.everything()
         docs = await self.retriever.documents()
         filter_ids: dict[str, list[str]] = {}
-        spec = self.config.selections.get(selection) if selection else None
-        if spec is not None and spec.filter is not None:
-            f = spec.filter
-            filter_ids[selection] = await self.retriever.resolve_filter(  # type: ignore[index]
-                type=f.type, year=f.year, issuer=f.issuer
-            )
+        for name in {*limited, *([selection] if selection else [])}:
+            spec = selections.get(name)
+            if spec is not None and spec.filter is not None:
+                f = spec.filter
+                filter_ids[name] = await self.retriever.resolve_filter(
+                    type=f.type, year=f.year, issuer=f.issuer
+                )
         return resolve_scope(
             selection=selection,
             document_ids=document_ids,
-            selections=self.config.selections,
+            selections=selections,
             indexed_ids=[d.document_id for d in docs],
             filter_ids=filter_ids,
             caller_issuer=principal.issuer if principal.verified else None,

@@ -28,8 +28,10 @@ def resolve_scope(
     caller_issuer: str | None,
 ) -> Scope:
     """Unknown ``document_ids`` are ignored; when none remain the scope is empty. An unknown selection,
-    an empty one, or one whose ``partners`` list excludes the caller's issuer, is empty too.
-    ``filter_ids`` maps a selection name to the ids its metadata filter matched."""
+    an empty one, or one whose ``partners`` list excludes the caller's issuer, is empty too. Documents kept
+    by a partner-limited selection are left out unless the caller may use a selection holding them.
+    ``filter_ids`` maps a selection name to the ids its metadata filter matched (every partner-limited
+    selection's and the requested one's)."""
     indexed = frozenset(indexed_ids)
     ids: frozenset[str] | None = None
     if selection is not None:
@@ -49,6 +51,15 @@ def resolve_scope(
     if document_ids is not None:
         requested = frozenset(document_ids) & indexed
         ids = requested if ids is None else ids & requested
+        if not ids:
+            return Scope(frozenset(), True)
+    # The same rule as the citation routes: a document that a partner-limited selection keeps is readable
+    # only through a selection the caller may use, so naming its id (or no scope at all) does not reach it.
+    seen = visible_documents(
+        selections=selections, indexed_ids=indexed, filter_ids=filter_ids, caller_issuer=caller_issuer
+    )
+    if seen is not None:
+        ids = seen if ids is None else ids & seen
         if not ids:
             return Scope(frozenset(), True)
     return Scope(ids, False)

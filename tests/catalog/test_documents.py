@@ -177,6 +177,30 @@ def test_a_kept_document_is_not_listed_and_answers_404(scoped: dict[str, Any], d
     assert client.get("/documents", headers=HEADERS).status_code == 401, "partners on: a JWT is needed"
 
 
+def test_the_query_routes_cannot_reach_a_kept_document_either(
+    scoped: dict[str, Any], demo_retriever: Any
+) -> None:
+    """The citation routes and the query routes share one rule: naming a kept document's id does not reach
+    it for a caller outside the selection that keeps it, and an unscoped search leaves it out."""
+    client = scoped["client"]
+    kept = [d.document_id for d in demo_retriever.documents() if d.identity.doc_type == "Statistik"]
+
+    def scope_of(headers: dict[str, str], **body: Any) -> dict[str, Any]:
+        r = client.post("/query/v2", json={"query": "Berapa jumlah penduduk?", **body}, headers=headers)
+        assert r.status_code == 200, r.text
+        return dict(r.json())
+
+    refused = scope_of(scoped["b"], document_ids=kept)
+    assert refused["fallback_used"] is True and refused["fallback_reason"] == "source_scope_empty"
+    allowed = scope_of(scoped["a"], document_ids=kept)
+    assert allowed.get("fallback_reason") != "source_scope_empty"
+    r = client.post("/search", json={"query": "jumlah penduduk statistik", "top_k": 50}, headers=scoped["b"])
+    assert r.status_code == 200, r.text
+    assert not {hit["document_id"] for hit in r.json()["results"]} & set(kept)
+    r = client.post("/search", json={"query": "jumlah penduduk statistik", "top_k": 50}, headers=scoped["a"])
+    assert {hit["document_id"] for hit in r.json()["results"]} & set(kept), "the partner still finds them"
+
+
 def test_visibility_rule() -> None:
     sel = {
         "kept": SelectionConfig(document_ids=["d1", "d2"], partners=[A]),

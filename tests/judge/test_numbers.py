@@ -222,3 +222,20 @@ def test_ratios_keep_their_written_orientation() -> None:
     (two_one,) = quantities("3 berbanding 1 dan 2:1")[1:]
     assert figures_equal(one_two, two_four)
     assert not figures_equal(one_two, two_one)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a duration written as a count of time spans is their product, the bound before the factor its own
+        ("diperiksa paling lambat 1x24 (satu kali dua puluh empat) jam sejak", [("hour", 24, "max")]),
+        ("ditahan tidak lebih dari 3 x 24 jam.", [("hour", 72, "max")]),
+        ("dibayar dalam 2×7 hari kerja", [("day", 14, None)]),
+        ("papan berukuran 3x4 meter", []),  # not a duration: left unread, as before
+    ],
+)
+def test_a_count_of_time_spans_is_their_product(
+    text: str, expected: list[tuple[str, int, str | None]]
+) -> None:
+    found = [(f.unit, int(f.value), f.bound) for f in quantities(text)]
+    assert found == expected
