@@ -325,8 +325,10 @@ def main(argv: list[str] | None = None) -> int:
         "loadavg_end": [round(x, 2) for x in os.getloadavg()],
     }
     # The default questions are the 44 the serving path was profiled on (as in query_v2): in-sample.
+    asked = Path(args.questions).resolve()
+    shown = asked.relative_to(REPO) if asked.is_relative_to(REPO) else asked  # no checkout path in the README
     record = Result(benchmark="soak", figures=figures(result, len(done)),
-                    data=f"{args.questions} via {target_text}", in_sample=True,
+                    data=f"{shown} via {target_text}", in_sample=True,
                     command=command("soak", _redacted(sys.argv[1:] if argv is None else argv)),
                     details=details)
     print(f"wrote {write_result(record, args.out)}")
