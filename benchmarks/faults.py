@@ -138,7 +138,7 @@ def _recover(base: str, role: str, killed_at: float, timeout_s: float = 180.0) -
 def run(clients: int, settle_s: float, roles: Sequence[str] = ROLES) -> dict[str, Any]:
     from ray import serve
 
-    from benchmarks.query_v2 import free_port, wait_healthy
+    from benchmarks.service import free_port, wait_healthy
     from serve_app.config import load_config
     from serve_app.runtime import index_setup
     from serve_app.runtime.serve_runner import start_serve

@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     from ray import serve
 
-    from benchmarks.query_v2 import free_port, wait_healthy
+    from benchmarks.service import free_port, wait_healthy
     from serve_app.config import load_config
     from serve_app.guard.auth import Principal
     from serve_app.runtime import factory, index_setup

@@ -67,7 +67,7 @@ def write(part: str, figures: dict[str, Any], data: str, in_sample: bool, detail
 @contextmanager
 def vllm_server(base_url: str | None, *, prefix_caching: bool = True) -> Iterator[tuple[str, str]]:
     """(base_url, model name) of a running server: the one named, or one started here for the block."""
-    from benchmarks.query_v2 import free_port
+    from benchmarks.service import free_port
     from models.vllm_server import VLLMServer
     from serve_app.config import load_config
     from serve_app.runtime.model_servers import provision, server_spec

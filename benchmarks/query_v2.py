@@ -16,18 +16,15 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from benchmarks.harness import REPO, Figure, Result, command, shared_data, write_result
 from benchmarks.loadtest import load_questions, run_closed_loop
+from benchmarks.service import free_port, wait_healthy
 
 SHARED_DATA = shared_data()
 CORPUS = SHARED_DATA / "indo_legal_corpus"
@@ -86,31 +83,6 @@ def index_summary(index_dir: Path) -> dict[str, Any]:
 
     manifest = json.loads((index_dir / MANIFEST).read_text(encoding="utf-8"))
     return {k: manifest.get(k) for k in ("created_at", "documents", "chunks", "dense_index", "encoder")}
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_healthy(base: str, timeout_s: float = 300.0, alive: Callable[[], bool] | None = None) -> None:
-    """Poll ``/healthz`` until it answers 200; ``alive`` (e.g. "the server process still runs") ends the
-    wait early when it turns false."""
-    deadline = time.monotonic() + timeout_s
-    last = "no answer"
-    while time.monotonic() < deadline:
-        if alive is not None and not alive():
-            raise RuntimeError(f"the server stopped before it became healthy (last: {last})")
-        try:
-            r = httpx.get(f"{base}/healthz", timeout=10, trust_env=False)
-            if r.status_code == 200:
-                return
-            last = f"{r.status_code} {r.text[:200]}"
-        except httpx.HTTPError as exc:
-            last = type(exc).__name__
-        time.sleep(1.0)
-    raise RuntimeError(f"the graph did not become healthy within {timeout_s:.0f} s (last: {last})")
 
 
 def evaluate_goals(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -194,7 +194,7 @@ class MemorySampler:
 def make_serve(index: Path, *, port: int, timeout_s: float) -> Iterator[subprocess.Popen[bytes]]:
     """``make serve`` on ``index`` as an operator runs it; SIGINT to its process group at the end (what
     Ctrl-C sends), SIGKILL if it has not stopped within two minutes."""
-    from benchmarks.query_v2 import wait_healthy
+    from benchmarks.service import wait_healthy
 
     with tempfile.TemporaryDirectory(prefix="aceh-soak-") as tmp:
         env = {k: v for k, v in os.environ.items() if k != "ACEH_CORPUS"}
@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         return done, list(sampler.replicas.values())
 
     if args.index:
-        from benchmarks.query_v2 import free_port
+        from benchmarks.service import free_port
 
         port = free_port()
         with make_serve(Path(args.index), port=port, timeout_s=args.startup_timeout) as proc:
