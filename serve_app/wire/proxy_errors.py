@@ -12,7 +12,8 @@ Ray's own app:
   exactly one terminal frame;
 * any other started body is closed as it is.
 
-A response the Ingress sent, a 500 included, passes through untouched.
+A response the Ingress sent, a 500 included, passes through untouched, but for one ``X-Request-ID``
+(below).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class ReplicaLostMiddleware:
             nonlocal started, ended, sse
             if message["type"] == "http.response.start":
                 started = True
+                message = _one_request_id(message)
                 sse = Headers(raw=message.get("headers", [])).get("content-type", "").startswith(
                     "text/event-stream"
                 )
@@ -69,6 +71,19 @@ class ReplicaLostMiddleware:
             await send({"type": "http.response.body", "body": frame, "more_body": False})
         else:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _one_request_id(message: Message) -> Message:
+    """Ray's proxy echoes the client's ``X-Request-ID`` as sent; when the Ingress replaced an invalid one
+    with its own, the response would carry both. Keep one id we would accept: the client's valid one, or
+    ours."""
+    headers = list(message.get("headers", []))
+    ids = [v for k, v in headers if k.lower() == b"x-request-id"]
+    if len(ids) < 2:
+        return message
+    keep = [v for v in ids if valid_request_id(v.decode("latin-1"))][:1] or ids[-1:]
+    kept = [(k, v) for k, v in headers if k.lower() != b"x-request-id"] + [(b"x-request-id", keep[0])]
+    return {**message, "headers": kept}
 
 
 def _request_id(scope: Scope) -> str:

@@ -104,3 +104,22 @@ def test_ray_imports_it_from_the_serve_environment() -> None:
     assert loaded is middlewares
     classes: list[Any] = [m.cls for m in validate_http_proxy_callback_return(loaded())]
     assert classes == [ReplicaLostMiddleware]
+
+
+@pytest.mark.parametrize(
+    ("ids", "kept"),
+    [
+        ([b"bad id", b"0" * 32], [b"0" * 32]),  # Ray's echo of an invalid id, then the Ingress's own
+        ([b"client-1"], [b"client-1"]),  # one id passes as it is
+        ([b"client-1", b"client-1"], [b"client-1"]),
+    ],
+)
+def test_the_response_carries_one_request_id(ids: list[bytes], kept: list[bytes]) -> None:
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-type", b"application/json")] + [(b"x-request-id", v) for v in ids]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"{}", "more_body": False})
+
+    start = _run(app)[0]
+    assert [v for k, v in start["headers"] if k == b"x-request-id"] == kept
+    assert (b"content-type", b"application/json") in start["headers"]
