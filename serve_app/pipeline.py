@@ -39,7 +39,7 @@ from serve_app.conversation.store import Exchange
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
 from serve_app.roles import AgentRole, AnnotatorRole, EventSink, GuardRole, RetrieverPort, StoreRole
-from serve_app.scope import Scope, resolve_scope
+from serve_app.scope import Scope, partner_limited, resolve_scope, selection_filter_ids
 from serve_app.wire.responses import (
     AnswerRecord,
     AnswerResult,
@@ -200,18 +200,13 @@ class Pipeline:
         self, selection: str | None, document_ids: list[str] | None, principal: Principal
     ) -> Scope:
         selections = self.config.selections
-        limited = [name for name, spec in selections.items() if spec.partners is not None]
+        limited = partner_limited(selections)
         if selection is None and document_ids is None and not limited:
             return Scope.everything()
         docs = await self.retriever.documents()
-        filter_ids: dict[str, list[str]] = {}
-        for name in {*limited, *([selection] if selection else [])}:
-            spec = selections.get(name)
-            if spec is not None and spec.filter is not None:
-                f = spec.filter
-                filter_ids[name] = await self.retriever.resolve_filter(
-                    type=f.type, year=f.year, issuer=f.issuer
-                )
+        # With a partner-limited selection every selection's members decide what the caller may see.
+        names = list(selections) if limited else [selection] if selection else []
+        filter_ids = await selection_filter_ids(self.retriever, selections, names)
         return resolve_scope(
             selection=selection,
             document_ids=document_ids,

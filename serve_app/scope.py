@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from serve_app.config import SelectionConfig
+
+if TYPE_CHECKING:
+    from retrieval.port import RetrieverPort
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,3 +97,22 @@ def visible_documents(
         return None
     indexed = frozenset(indexed_ids)
     return (indexed - kept) | (indexed & usable)
+
+
+def partner_limited(selections: dict[str, SelectionConfig]) -> list[str]:
+    """The selections with a ``partners`` list: what they hold is kept from every other caller."""
+    return [name for name, spec in selections.items() if spec.partners is not None]
+
+
+async def selection_filter_ids(
+    retriever: RetrieverPort, selections: dict[str, SelectionConfig], names: Iterable[str]
+) -> dict[str, list[str]]:
+    """``filter_ids`` for :func:`resolve_scope` and :func:`visible_documents`: the ids each named selection's
+    metadata filter matches (selections without a filter need none)."""
+    out: dict[str, list[str]] = {}
+    for name in names:
+        spec = selections.get(name)
+        if spec is not None and spec.filter is not None:
+            f = spec.filter
+            out[name] = await retriever.resolve_filter(type=f.type, year=f.year, issuer=f.issuer)
+    return out

@@ -10,7 +10,7 @@ from retrieval.port import RetrieverPort
 from serve_app import errors
 from serve_app.config import AppConfig
 from serve_app.guard.auth import Principal
-from serve_app.scope import resolve_scope, visible_documents
+from serve_app.scope import partner_limited, resolve_scope, selection_filter_ids, visible_documents
 from serve_app.wire.documents import (
     DocumentList,
     DocumentListParams,
@@ -29,37 +29,28 @@ class DocumentCatalog:
         self.retriever = retriever
         self.config = config
 
-    async def _filter_ids(self, names: list[str]) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for name in names:
-            spec = self.config.selections.get(name)
-            if spec is not None and spec.filter is not None:
-                f = spec.filter
-                out[name] = await self.retriever.resolve_filter(type=f.type, year=f.year, issuer=f.issuer)
-        return out
-
     async def visible(self, principal: Principal, selection: str | None = None) -> frozenset[str] | None:
         """None: every indexed document; an empty set: nothing."""
         issuer = principal.issuer if principal.verified else None
         selections = self.config.selections
-        limited = any(spec.partners is not None for spec in selections.values())
+        limited = bool(partner_limited(selections))
         if not limited and selection is None:
             return None
         indexed = [d.document_id for d in await self.retriever.documents()]
         names = list(selections) if limited else [selection] if selection else []
-        filter_ids = await self._filter_ids(names)
-        seen = visible_documents(
-            selections=selections, indexed_ids=indexed, filter_ids=filter_ids, caller_issuer=issuer
-        )
+        filter_ids = await selection_filter_ids(self.retriever, selections, names)
         if selection is None:
-            return seen
+            return visible_documents(
+                selections=selections, indexed_ids=indexed, filter_ids=filter_ids, caller_issuer=issuer
+            )
+        # resolve_scope leaves out what a partner-limited selection keeps from this caller.
         scope = resolve_scope(
             selection=selection, document_ids=None, selections=selections, indexed_ids=indexed,
             filter_ids=filter_ids, caller_issuer=issuer,
         )
         if scope.empty or scope.document_ids is None:
             return frozenset()
-        return scope.document_ids if seen is None else scope.document_ids & seen
+        return scope.document_ids
 
     async def list(self, params: DocumentListParams, principal: Principal) -> DocumentList:
         query = DocumentQuery(
