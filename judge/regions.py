@@ -226,8 +226,10 @@ def _prose_regions(
                 if item_end and item_end.start() < following:
                     stop = item_end.start()
             own.append((end, stop))
-        elif fig.kind in ("count", "percent", "permille") and (
-            head := _HEAD_RE.match(view_text, end, sentence[1])
+        elif (
+            fig.kind in ("count", "percent", "permille")
+            and not (fig.kind == "count" and fig.unit)  # "1 (satu) tahun": its unit says what it counts
+            and (head := _HEAD_RE.match(view_text, end, sentence[1]))
         ):
             own.append((end, head.end(1)))
         if last_in_sentence[sentence[0]] == index:

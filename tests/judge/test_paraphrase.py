@@ -216,3 +216,47 @@ def test_list_items_read_with_their_lead_in() -> None:
 def test_strict_ratio_still_available() -> None:
     claim = "Jatah kuota khusus ialah lima persen dari kuota nasional."
     assert check_claim(claim, [JudgePassage("P1", QUOTA)], max_unknown_ratio=0.0).verdict == "unsupported"
+
+
+# "1% (satu persen)": a lone "satu" opening parentheses after digits spells them out; a stray scan mark
+# between number words ("lima ^juta") splits no number; a duration's unit says what it counts, so the verbs
+# after "1 (satu) tahun" stay the next figure's words.
+ONE_PERCENT = (
+    "Cadangan risiko dianggarkan paling rendah 1% (satu persen) di atas target dan/atau belanja lain "
+    "paling rendah 4% (empat persen) dari pagu yang ditetapkan."
+)
+CARET = (
+    "Dana cadangan ditetapkan sebesar Rp7.4O2.OOO.OOO,OO (tujuh miliar empat ratus dua ^juta rupiah) yang "
+    "akan dibiayai dari penerimaan daerah."
+)
+ONE_YEAR = (
+    "Dalam hal harga rata-rata komoditas dalam 1 (satu) tahun mengalami kenaikan lebih dari 8% (delapan "
+    "persen) dari harga yang diasumsikan, Pemerintah dapat melakukan penyesuaian tarif."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "verdict"),
+    [
+        ("Cadangan risiko paling rendah 1 persen di atas target.", ONE_PERCENT, "supported"),
+        ("Cadangan risiko paling rendah 4 persen di atas target.", ONE_PERCENT, "unsupported"),
+        (
+            "Dana cadangan ditetapkan sekitar Rp7,40 miliar, dibiayai dari penerimaan daerah.",
+            CARET,
+            "supported",
+        ),
+        ("Dana cadangan ditetapkan Rp7.402.", CARET, "unsupported"),
+        (
+            "Jika harga komoditas setahun naik lebih dari 8 persen dari asumsi, tarif dapat disesuaikan.",
+            ONE_YEAR,
+            "supported",
+        ),
+        (
+            "Jika harga komoditas setahun turun lebih dari 8 persen dari asumsi, tarif dapat disesuaikan.",
+            ONE_YEAR,
+            "unsupported",
+        ),
+    ],
+)
+def test_spelled_twins_and_scan_marks(claim: str, passage: str, verdict: str) -> None:
+    assert _verdict(claim, passage) == verdict
