@@ -21,6 +21,7 @@ from judge.numbers import (
 from judge.ocr_words import ocr_match
 from judge.periods import period_matches
 from judge.references import reference_keys
+from judge.shares import base_named
 from judge.textunits import TextView, Token, content_tokens, contrast_keys, is_grounded, names_term
 
 # Most specific first: the first one seen explains the failure.
@@ -68,6 +69,9 @@ class ClaimFigure(NamedTuple):
     periods: tuple[str, ...]  # periods the claim gives this figure (its own, its column header's, context's)
     role: str | None = None  # "from" / "to" when the claim writes it as the start or end of a change
     directions: frozenset[str] = frozenset()  # "naik sebesar Rp62 miliar": the direction this figure states
+    base: tuple[
+        Token, ...
+    ] = ()  # "10% dari belanja negara": what the claim says the share is of (judge.shares)
 
 
 # A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
@@ -195,7 +199,8 @@ def entity_ok(
         distinctive = tuple(d for d in distinctive if d[0].low[0] != "§")
     if distinctive and len(source.view.quantities) > 1:
         if not any(_named(t, by_form, claim_keys) for t, by_form in distinctive) and not any(
-            ocr_match(t.low, claim_keys) for t, _ in distinctive  # the scan damaged the word that does
+            ocr_match(t.low, claim_keys)
+            for t, _ in distinctive  # the scan damaged the word that does
         ):
             return False  # the claim names nothing that sets this figure's row or item apart
         if figure_index in source.view.in_table and not all(
@@ -204,6 +209,8 @@ def entity_ok(
             # it names the row only in part ("Dinas Dalam Kota" for "Dinas Paket Meeting Dalam Kota"); prose
             # capitals ("ditetapkan oleh Menteri Keuangan") are not a row's name
             return False
+    if claim_fig.base and not base_named(claim_fig.base, source.view, figure_index):
+        return False  # the passage says of what this share is, and the claim names another base
     if not claim_fig.required:
         return True
     view = source.view

@@ -260,3 +260,41 @@ ONE_YEAR = (
 )
 def test_spelled_twins_and_scan_marks(claim: str, passage: str, verdict: str) -> None:
     assert _verdict(claim, passage) == verdict
+
+
+# "per seratus" spells a percent and is no count of a hundred; a percent's stated base ("dari X", "of X") must
+# be the base the claim names; "dan seterusnya" after a year only opens the period; a rise told by a claim's
+# own ascending figures needs no rise word in the passage.
+STAGES = (
+    "(1) Porsi belanja pendidikan dalam APBD ditetapkan secara bertahap sebagai berikut:\n"
+    "a. Tahun Anggaran 2021 paling sedikit sebesar 4% (empat per seratus);\n"
+    "b. Tahun Anggaran 2022 dan seterusnya sebesar 9% (sembilan per seratus), dari anggaran Belanja Daerah."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "verdict"),
+    [
+        ("Porsi belanja pendidikan sebesar 9% dari anggaran Belanja Daerah mulai 2022.", STAGES, "supported"),
+        ("From 2022 onwards the education share is 9% of regional spending.", STAGES, "supported"),
+        ("From 2022 onwards the education share is 9% of total state revenue.", STAGES, "unsupported"),
+        (
+            "Porsi belanja pendidikan sebesar 9% dari pendapatan asli daerah mulai 2022.",
+            STAGES,
+            "unsupported",
+        ),
+        (
+            "Porsi belanja pendidikan dinaikkan bertahap: minimal 4% pada 2021 dan 9% mulai 2022.",
+            STAGES,
+            "supported",
+        ),
+        (
+            "Porsi belanja pendidikan diturunkan bertahap: minimal 4% pada 2021 dan 9% mulai 2022.",
+            STAGES,
+            "unsupported",
+        ),
+        ("Porsi belanja pendidikan sebesar 100 persen pada 2022.", STAGES, "unsupported"),
+    ],
+)
+def test_shares_of_a_stated_base(claim: str, passage: str, verdict: str) -> None:
+    assert _verdict(claim, passage) == verdict
