@@ -118,7 +118,7 @@ def _other_label_keys(view: TextView, figure_index: int, same_kind: bool = False
         for index in view.quantities:
             ranges = view.labels.get(index, ())
             # a percent is never mistaken for an amount: only figures of the same kind name other entities
-            if index == figure_index or not ranges or ranges == own:
+            if index == figure_index or not ranges or ranges == own or index in view.designations:
                 continue
             if _entity_kind(view.figures[index], same_kind) != group:
                 continue
@@ -127,7 +127,16 @@ def _other_label_keys(view: TextView, figure_index: int, same_kind: bool = False
                 # ones ("Setiap orang yang memalsukan dokumen dipidana … 5 tahun dan denda …"); the words
                 # right before that figure ("jumlah penduduk sampai dengan 250.000") and those linked after
                 # it ("untuk mendanai …") are its own
-                head = [t for t in content_tokens(view, *ranges[0]) if t.low not in FRAMING_WORDS]
+                # (a name's measure and the name it ends, "beras karung 25 kg", are part of the subject)
+                begin = max(
+                    (
+                        view.figures[d].end
+                        for d in view.designations
+                        if ranges[0][0] <= view.figures[d].start < ranges[0][1]
+                    ),
+                    default=ranges[0][0],
+                )
+                head = [t for t in content_tokens(view, begin, ranges[0][1]) if t.low not in FRAMING_WORDS]
                 for token in head[-_OWN_WORDS:]:
                     keys |= token.keys
                 ranges = ranges[1:]
