@@ -22,6 +22,7 @@ from judge.lexicon import FRAMING_WORDS, MARKER_WORDS, NEGATIONS
 from judge.numbers import PERIOD_KINDS, Figure
 from judge.polarity import Polarity, polarity, polarity_conflicts
 from judge.references import reference_keys
+from judge.shares import base_words
 from judge.textunits import (
     TextView,
     Token,
@@ -190,7 +191,8 @@ def _claim_parts(claim: str, context: str) -> _ClaimParts:
         directions = (
             polarity(view, view.regions.get(index, ())).directions if whole.directions else frozenset()
         )
-        figures.append(ClaimFigure(fig, required, periods, view.roles.get(index), directions))
+        base = base_words(view, index) if fig.kind == "percent" else ()
+        figures.append(ClaimFigure(fig, required, periods, view.roles.get(index), directions, base))
     loose = tuple(t for t in words if t.start not in placed and _word(t))
     all_periods = own_periods + tuple(p for cf in figures for p in cf.periods if p not in own_periods)
     keys: set[str] = set()
@@ -385,7 +387,9 @@ def check_claim(
         reasons.extend(
             polarity_conflicts(claim_polarity, _region_polarity(view, tuple(ranges)), _whole(view))
         )
-    if claim_polarity.directions and "direction_unsupported" in reasons:
+    if parts.polarity.directions and "direction_unsupported" in reasons:
+        # the whole claim's direction, even where each figure's was checked: "dinaikkan bertahap: 3% …, 6% …,
+        # 10% …" states its rise by its own grounded figures
         reasons = _direction_by_arithmetic(parts, reasons)
     unique = tuple(dict.fromkeys(reasons))
     return RuleCheck("unsupported" if unique else "supported", unique, tuple(dict.fromkeys(spans)))

@@ -233,6 +233,7 @@ class TextView:
     _key_cache: dict[tuple[tuple[int, int], ...], frozenset[str]] = field(default_factory=dict)
     memo: dict[tuple[str, object], object] = field(default_factory=dict)  # results of callers, per figure
     content_flags: tuple[bool, ...] | None = None  # which tokens are content words (set on first use)
+    designations: frozenset[int] = frozenset()  # measures that are part of a name (judge.regions)
 
     @property
     def text(self) -> str:
@@ -420,6 +421,7 @@ def fresh_view(text: str, lang: str | None = None, *, cached: bool = False) -> T
         found.anaphors,
         found.dating or {},
         found.roles or {},
+        designations=found.designations,
     )
 
 
