@@ -279,7 +279,6 @@ class IngressDeployment(_Component):
             guard_processes=cfg.serve.deployment("Ingress").guard_processes(),
             on_judge_batch=self.metrics.judge_batch.observe,
         )
-        self.guard = self.pipeline.guard
         self.foreign = ForeignMetrics()
         self.metrics.registry.register(self.foreign)
         import ray
@@ -311,7 +310,6 @@ class IngressDeployment(_Component):
 
         ingress = Ingress(
             self.pipeline,
-            self.guard,
             max_body_bytes=self.pipeline.config.limits.max_body_bytes,
             metrics=self.metrics,
             health=self._health,

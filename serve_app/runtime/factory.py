@@ -289,7 +289,6 @@ def build_inprocess_app(
 
     ingress = Ingress(
         pipeline,
-        pipeline.guard,
         max_body_bytes=cfg.limits.max_body_bytes,
         metrics=Metrics(),
         health=health,

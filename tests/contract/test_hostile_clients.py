@@ -32,7 +32,6 @@ def _app(cfg: Any, pipeline: Any, **options: Any) -> Any:
 
     ingress = Ingress(
         pipeline,
-        pipeline.guard,
         max_body_bytes=cfg.limits.max_body_bytes,
         metrics=Metrics(),
         health=health,
