@@ -60,41 +60,10 @@ NON_CONTENT = frozenset(
         "tahun",
     }
 )
+# Abbreviations whose full stop ends no sentence ("Rp.", "No.", "Kab.", "s.d.", "e.g.").
 _ABBREVIATIONS = frozenset(
-    {
-        "rp",
-        "no",
-        "nomor",
-        "s.d",
-        "d",
-        "dll",
-        "dsb",
-        "dst",
-        "jo",
-        "tgl",
-        "hlm",
-        "kab",
-        "kec",
-        "prov",
-        "dr",
-        "ir",
-        "h",
-        "st",
-        "mr",
-        "mrs",
-        "dr",
-        "prof",
-        "vs",
-        "etc",
-        "e.g",
-        "i.e",
-        "ta",
-        "pt",
-        "cv",
-        "tbk",
-        "u.s",
-        "us",
-    }
+    "rp no nomor s.d d dll dsb dst jo tgl hlm kab kec prov dr ir h st mr mrs prof vs etc e.g i.e ta pt "
+    "cv tbk u.s us".split()
 )
 _LAST_WORD_RE = re.compile(r"(\S+)$")
 _ROMAN_RE = re.compile(r"[ivxl]+")
