@@ -42,7 +42,8 @@ CURRENCY_PREFIX = _table("rp rp. idr: IDR\nus$ usd $: USD")
 CURRENCY_SUFFIX = _table("rupiah idr: IDR\nusd dolar dollar dollars: USD")
 CURRENCY_HINTS = {"IDR": _words("rp rupiah idr rp."), "USD": _words("usd dolar dollar us$")}
 
-PERCENT_WORDS = frozenset({"%", "persen", "perseratus", "percent", "per cent", "pct"})
+# "tiga per seratus" (three per hundred) is how some statutes spell a percent out.
+PERCENT_WORDS = frozenset({"%", "persen", "perseratus", "per seratus", "percent", "per cent", "pct"})
 PERMILLE_WORDS = frozenset({"‰", "permil", "per mil", "per seribu", "per mille", "permille"})
 
 # Units written after a count → the normalised unit.
@@ -160,7 +161,7 @@ FRAMING_WORDS = _words("""
     sebesar senilai sejumlah sebanyak setara tercatat mencapai menjadi total jumlah jumlahnya nilai nilainya
     besaran besarnya dianggarkan dialokasikan direncanakan ditetapkan ditargetkan diproyeksikan dipatok
     anggarannya rp rupiah idr persen sekitar kurang lebih kira-kira hampir paling sedikit banyak tahun
-    mulai sejak berlaku
+    mulai sejak berlaku seterusnya selanjutnya
     amount amounts amounted totals totalled totaled stands stood reached reaches value worth figure recorded
     planned budgeted allocated set targeted projected about around approximately roughly nearly almost
     percent rupiahs billion million trillion thousand year years

@@ -60,41 +60,10 @@ NON_CONTENT = frozenset(
         "tahun",
     }
 )
+# Abbreviations whose full stop ends no sentence ("Rp.", "No.", "Kab.", "s.d.", "e.g.").
 _ABBREVIATIONS = frozenset(
-    {
-        "rp",
-        "no",
-        "nomor",
-        "s.d",
-        "d",
-        "dll",
-        "dsb",
-        "dst",
-        "jo",
-        "tgl",
-        "hlm",
-        "kab",
-        "kec",
-        "prov",
-        "dr",
-        "ir",
-        "h",
-        "st",
-        "mr",
-        "mrs",
-        "dr",
-        "prof",
-        "vs",
-        "etc",
-        "e.g",
-        "i.e",
-        "ta",
-        "pt",
-        "cv",
-        "tbk",
-        "u.s",
-        "us",
-    }
+    "rp no nomor s.d d dll dsb dst jo tgl hlm kab kec prov dr ir h st mr mrs prof vs etc e.g i.e ta pt "
+    "cv tbk u.s us".split()
 )
 _LAST_WORD_RE = re.compile(r"(\S+)$")
 _ROMAN_RE = re.compile(r"[ivxl]+")
@@ -233,6 +202,7 @@ class TextView:
     _key_cache: dict[tuple[tuple[int, int], ...], frozenset[str]] = field(default_factory=dict)
     memo: dict[tuple[str, object], object] = field(default_factory=dict)  # results of callers, per figure
     content_flags: tuple[bool, ...] | None = None  # which tokens are content words (set on first use)
+    designations: frozenset[int] = frozenset()  # measures that are part of a name (judge.regions)
 
     @property
     def text(self) -> str:
@@ -420,6 +390,7 @@ def fresh_view(text: str, lang: str | None = None, *, cached: bool = False) -> T
         found.anaphors,
         found.dating or {},
         found.roles or {},
+        designations=found.designations,
     )
 
 

@@ -15,11 +15,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from serve_app.config import IN_GRAPH_LLM_SCHEME, REPO_ROOT, AppConfig, ConfigError, RayServeLLMConfig
+
+if TYPE_CHECKING:
+    from ray.serve import Application
 
 REPLICA_CLASS = "serve_app.runtime.ray_llm_replica:GraphLLMServer"
 ENV_CHECK = (
@@ -112,7 +115,7 @@ def deployment_options(spec: RayServeLLMConfig, *, env_vars: dict[str, str]) -> 
     }
 
 
-def bind_llm(cfg: AppConfig, *, env_vars: dict[str, str]) -> Any:
+def bind_llm(cfg: AppConfig, *, env_vars: dict[str, str]) -> Application | None:
     """The bound LLM deployment of ``cfg.ray_serve_llm`` (None without one), after checking vLLM's
     environment and building the model directory."""
     spec = cfg.ray_serve_llm
@@ -125,7 +128,7 @@ def bind_llm(cfg: AppConfig, *, env_vars: dict[str, str]) -> Any:
     check_environment(spec)
     model_dir = provision(spec)
     deployment = serve.deployment(name=deployment_name(spec.name))(REPLICA_CLASS)
-    return deployment.options(**deployment_options(spec, env_vars=env_vars)).bind(
+    app: Application = deployment.options(**deployment_options(spec, env_vars=env_vars)).bind(
         llm_config(spec, str(model_dir))
     )
 
