@@ -108,7 +108,8 @@ def test_the_deployment_runs_with_vllms_python_in_one_bundle() -> None:
     assert actor["runtime_env"]["py_executable"] == "/opt/vllm/bin/python"
     env = actor["runtime_env"]["env_vars"]
     assert env["A"] == "1" and env["VLLM_CPU_KVCACHE_SPACE"] == "3" and env["PYTHONPATH"] == str(REPO)
-    llm = ray_llm.llm_config(spec, "/models/m")
+    llm = ray_llm.llm_config(spec, "/models/m", env_vars={"A": "1"})
+    assert llm["runtime_env"] == actor["runtime_env"]
     assert llm["model_loading_config"] == {"model_id": "m", "model_source": "/models/m"}
     assert llm["engine_kwargs"]["max_logprobs"] == spec.max_logprobs
     assert llm["engine_kwargs"]["enable_prefix_caching"] is True

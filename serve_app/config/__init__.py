@@ -36,11 +36,12 @@ from serve_app.config.sources import (
 )
 
 __all__ = [
-    "DATA_ROOT", "DEFAULT_CONFIG", "ENGINE_KINDS", "IN_GRAPH_LLM_SCHEME", "REPO_ROOT", "ROLES", "AppConfig", "ArtifactsConfig",
-    "AutoscalingConfig", "BpsConfig", "BudgetConfig", "CkanPortalConfig", "ConfigError", "DeploymentConfig",
-    "EncoderConfig", "EngineConfig", "JudgeConfig", "LimitsConfig", "McpServerConfig", "ModelServerConfig",
-    "RayServeLLMConfig", "RetrievalConfig", "Role", "RolesConfig", "SelectionConfig", "SelectionFilter", "ServeConfig",
-    "SourcesConfig", "SqlSourceConfig", "V1Config", "host_allowed", "load_config", "resolve_path",
+    "DATA_ROOT", "DEFAULT_CONFIG", "ENGINE_KINDS", "IN_GRAPH_LLM_SCHEME", "REPO_ROOT", "ROLES", "AppConfig",
+    "ArtifactsConfig", "AutoscalingConfig", "BpsConfig", "BudgetConfig", "CkanPortalConfig", "ConfigError",
+    "DeploymentConfig", "EncoderConfig", "EngineConfig", "JudgeConfig", "LimitsConfig", "McpServerConfig",
+    "ModelServerConfig", "RayServeLLMConfig", "RetrievalConfig", "Role", "RolesConfig", "SelectionConfig",
+    "SelectionFilter", "ServeConfig", "SourcesConfig", "SqlSourceConfig", "V1Config", "host_allowed",
+    "load_config", "resolve_path",
 ]
 
 

