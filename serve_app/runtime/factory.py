@@ -269,9 +269,10 @@ def preflight(cfg: AppConfig) -> None:
 
 def build_inprocess_app(
     cfg: AppConfig, *, retriever: Retriever | LiveRetriever | None = None, store: Store | None = None,
-    pipeline: Pipeline | None = None,
+    pipeline: Pipeline | None = None, sse_keepalive_s: float = 15.0,
 ) -> Starlette:
-    """The Starlette app over the in-process pipeline (tests; the same routes the Ray ingress serves)."""
+    """The Starlette app over the in-process pipeline (tests; the same routes the Ray ingress serves).
+    ``sse_keepalive_s``: how long a stream stays silent before a keep-alive comment."""
     from serve_app.ingress import Ingress
     from serve_app.metrics import Metrics
 
@@ -293,6 +294,7 @@ def build_inprocess_app(
         metrics=Metrics(),
         health=health,
         model_health=model_health_check(cfg),
+        sse_keepalive_s=sse_keepalive_s,
     )
     app = ingress.app()
     app.state.pipeline = pipeline
