@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
+from retrieval.types import Chunk
 from serve_app.agent.planner import Planner
 from serve_app.agent.query import statement_query
 from serve_app.agent.tools.base import ToolContext
@@ -20,7 +21,7 @@ from tests.support.agents import FakeRetriever, fake_find_references, make_chunk
 TITLE = "Undang-Undang Nomor 9 Tahun 2030 tentang Anggaran Pendapatan dan Belanja Negara Tahun Anggaran 2031"
 
 
-def law_chunk(ordinal: int, text: str, pasal: str) -> object:
+def law_chunk(ordinal: int, text: str, pasal: str) -> Chunk:
     return make_chunk(
         "apbn-2031", ordinal, text, title=TITLE, doc_type="UU", number="9", year=2030,
         section=("Memutuskan", f"Pasal {pasal}"),
