@@ -119,8 +119,9 @@ COMPARATIVE_DOWN = _words("rendah kecil sedikit")
 NEGATIONS = _words("tidak tak bukan belum tanpa jangan not no never without nor neither cannot non")
 # Words skipped between a negation and the word it negates ("tidak dapat diberikan" negates "beri").
 NEGATION_SKIP = _words("""
-    dapat akan boleh pernah lagi perlu harus wajib bisa sedang sudah juga pula be been being have has is are
-    was were do does did yet a an the to di salah satu sebuah seorang suatu sekadar hanya lah pun
+    dapat mampu sanggup akan boleh pernah lagi perlu harus wajib bisa sedang sudah juga pula be been being
+    have has is are was were do does did yet a an the to di salah satu sebuah seorang suatu sekadar hanya
+    lah pun
     mengalami melakukan dilakukan memiliki mempunyai undergo undergoes
 """)  # light verbs too: "tidak mengalami perubahan" denies the change
 

@@ -24,8 +24,8 @@ from judge.references import Reference
 
 Ranges = tuple[tuple[int, int], ...]
 
-_LEAD_IN_RE = re.compile(
-    r":|\b(?:terdiri\s+(?:atas|dari)|meliputi|mencakup|sebagai\s+berikut|consists?\s+of"
+_LEAD_IN_RE = re.compile(  # (a colon between digits is a ratio, "70:30", or a time, "10:00")
+    r"(?<!\d):(?!\d)|\b(?:terdiri\s+(?:atas|dari)|meliputi|mencakup|sebagai\s+berikut|consists?\s+of"
     r"|comprising|as\s+follows)\b",
     re.IGNORECASE,
 )

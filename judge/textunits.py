@@ -280,6 +280,11 @@ def _word_parts(word: str, english: bool) -> tuple[_Part, ...]:
     return ((0, len(word), low, word_keys(low, english), upper, upper and not word[1:2].isupper()),)
 
 
+# tuple.__new__ builds a Token in C, without the Python-level __new__ a NamedTuple call runs (a text makes one
+# per word: about a twentieth of a claim's parse).
+_new_token = tuple.__new__
+
+
 def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tuple[Token, ...]:
     """Words, plus one pseudo-word per reference ("§huruf=a"): which clause a figure sits in is part of
     its entity ("ayat (1) huruf a" versus "huruf b")."""
@@ -289,7 +294,7 @@ def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tu
         for offset, length, low, keys, capital, sentence_test in _word_parts(match.group(), english):
             if sentence_test:
                 capital = not _opens_sentence(text, start)
-            tokens.append(Token(start + offset, start + offset + length, low, keys, capital))
+            tokens.append(_new_token(Token, (start + offset, start + offset + length, low, keys, capital)))
     if english:
         tokens = _join_phrases(tokens)
     for ref in references:

@@ -8,6 +8,7 @@ import pytest
 
 from judge.numbers import extract_figures
 from judge.rules import check_claim
+from judge.textunits import fresh_view
 from judge.types import JudgePassage
 
 
@@ -332,3 +333,46 @@ NAMED_MEASURE = (
 )
 def test_a_measure_in_a_name_labels_nothing(claim: str, passage: str, verdict: str) -> None:
     assert _verdict(claim, passage) == verdict
+
+
+# A colon between digits is a ratio ("60:40"), no list lead-in: the words before it stay that clause's. A
+# modal ("mampu", "dapat") between a negation and its verb is skipped, whichever modal each side writes.
+DIVIDED = (
+    "1. Dana cukai daerah sebesar Rp8.000.000.000,00 (delapan miliar rupiah) dibagi dengan porsi 60% "
+    "(enam puluh persen) untuk kabupaten dan 40% (empat puluh persen) untuk kota dengan rincian:\n"
+    "a. Dana cukai daerah kabupaten sebesar Rp4.800.000.000,00 (empat miliar delapan ratus juta "
+    "rupiah).\n"
+    "b. Dana cukai daerah kota sebesar Rp3.200.000.000,00 (tiga miliar dua ratus juta rupiah).\n"
+    "(2) Dalam hal daerah belum dapat memenuhi syarat penyaluran, dana ditunda."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "verdict"),
+    [
+        (
+            "Dana cukai daerah Rp8 miliar dibagi 60:40, sehingga kabupaten memperoleh Rp4,8 miliar dan "
+            "kota Rp3,2 miliar.",
+            DIVIDED,
+            "supported",
+        ),
+        (
+            "Dana cukai daerah Rp8 miliar dibagi 60:40, sehingga kota memperoleh Rp4,8 miliar dan "
+            "kabupaten Rp3,2 miliar.",
+            DIVIDED,
+            "unsupported",
+        ),
+        ("Jika daerah belum mampu memenuhi syarat penyaluran, dana ditunda.", DIVIDED, "supported"),
+        ("Jika daerah mampu memenuhi syarat penyaluran, dana ditunda.", DIVIDED, "unsupported"),
+    ],
+)
+def test_ratio_colons_and_modals(claim: str, passage: str, verdict: str) -> None:
+    assert _verdict(claim, passage) == verdict
+
+
+def test_a_ratio_colon_opens_no_list() -> None:
+    claim = "Dana cukai daerah Rp8 miliar dibagi 60:40, sehingga kabupaten memperoleh Rp4,8 miliar."
+    view = fresh_view(claim)
+    last = view.quantities[-1]
+    assert view.figures[last].value == 4_800_000_000
+    assert all(claim[start:end].find("Rp8") == -1 for start, end in view.regions[last])
