@@ -39,7 +39,7 @@ from serve_app.guard.admission import Admission
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
 from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
-from serve_app.runtime import factory, index_setup
+from serve_app.runtime import factory, index_setup, ray_llm
 from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator, RemoteRetriever
 from serve_app.wire.relay import Done, EventSink, relay
 from serve_app.wire.tracing import configure_logging
@@ -315,8 +315,13 @@ class IngressDeployment(_Component):
         agent: DeploymentHandle[AgentDeployment] | None,
         annotator: DeploymentHandle[AnnotatorDeployment] | None,
         judge_pool: DeploymentHandle[JudgePoolDeployment] | None,
+        llm: DeploymentHandle[Any] | None = None,
     ) -> None:
-        """Each handle is None when its role is colocated (built in this replica)."""
+        """Each handle is None when its role is colocated (built in this replica). ``llm`` (the in-graph Ray
+        Serve LLM deployment, config ray_serve_llm) is bound here so that it is part of this application; the
+        roles reach it by name from whichever replica builds them (serve_app/runtime/ray_llm.py), and
+        /healthz probes it like a model server."""
+        del llm
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
         remote = dict(zip(ROLES, (guard, retriever, agent, annotator, judge_pool), strict=True))
@@ -426,9 +431,10 @@ def build_app(cfg: AppConfig) -> Application:
     annotator = bind("Annotator", AnnotatorDeployment, judge_pool)
     agent = bind("Agent", AgentDeployment, retriever)
     guard = bind("Guard", GuardDeployment)
+    llm = ray_llm.bind_llm(cfg, env_vars={MULTIPROC_ENV: metrics_dir})
     # serve.deployment turns the class into a Deployment, which mypy cannot see through the decorator
     app: Application = IngressDeployment.options(**opts("Ingress")).bind(  # type: ignore[attr-defined]
-        raw, guard, retriever, agent, annotator, judge_pool
+        raw, guard, retriever, agent, annotator, judge_pool, llm
     )
     return app
 
