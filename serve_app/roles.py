@@ -7,20 +7,19 @@ it too, and agent/ may not import this module."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from retrieval.port import RetrieverPort
 from serve_app.agent.agent import AgentOutcome, AgentRequest
 from serve_app.answer.annotation import Annotation
-from serve_app.answer.segments import ComposedAnswer, Passage
+from serve_app.answer.segments import AnnotationRequest
 from serve_app.budget import RequestBudget
 from serve_app.conversation.store import ConversationRecord, Exchange
 from serve_app.guard.admission import Admission
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
-
-EventSink = Callable[[dict[str, Any]], Awaitable[None]]
+from serve_app.wire.relay import EventSink  # the one sink type: the queue pump's
 
 __all__ = ["AgentRole", "AnnotatorRole", "EventSink", "GuardRole", "RetrieverPort", "StoreRole"]
 
@@ -53,15 +52,7 @@ class AgentRole(Protocol):
 class AnnotatorRole(Protocol):
     """Marks every segment of a composed answer; the annotation carries the charged budget back."""
 
-    async def annotate(
-        self,
-        *,
-        composed: ComposedAnswer,
-        passages: dict[str, Passage],
-        query: str,
-        conversation_texts: list[str],
-        budget: RequestBudget,
-    ) -> Annotation: ...
+    async def annotate(self, request: AnnotationRequest, *, budget: RequestBudget) -> Annotation: ...
 
 
 class StoreRole(Protocol):
