@@ -16,7 +16,14 @@ from pydantic import Field, ValidationError, model_validator
 
 from models.embeddings import DEFAULT_MAX_SEQ_LENGTH
 from serve_app.config.base import ConfigError, StrictModel
-from serve_app.config.engines import ENGINE_KINDS, EngineConfig, ModelServerConfig, RolesConfig
+from serve_app.config.engines import (
+    ENGINE_KINDS,
+    IN_GRAPH_LLM_SCHEME,
+    EngineConfig,
+    ModelServerConfig,
+    RayServeLLMConfig,
+    RolesConfig,
+)
 from serve_app.config.paths import DATA_ROOT, DEFAULT_CONFIG, REPO_ROOT, resolve_path
 from serve_app.config.serving import ROLES, AutoscalingConfig, DeploymentConfig, Role, ServeConfig
 from serve_app.config.sources import (
@@ -29,11 +36,12 @@ from serve_app.config.sources import (
 )
 
 __all__ = [
-    "DATA_ROOT", "DEFAULT_CONFIG", "ENGINE_KINDS", "REPO_ROOT", "ROLES", "AppConfig", "ArtifactsConfig",
-    "AutoscalingConfig", "BpsConfig", "BudgetConfig", "CkanPortalConfig", "ConfigError", "DeploymentConfig",
-    "EncoderConfig", "EngineConfig", "JudgeConfig", "LimitsConfig", "McpServerConfig", "ModelServerConfig",
-    "RetrievalConfig", "Role", "RolesConfig", "SelectionConfig", "SelectionFilter", "ServeConfig",
-    "SourcesConfig", "SqlSourceConfig", "V1Config", "host_allowed", "load_config", "resolve_path",
+    "DATA_ROOT", "DEFAULT_CONFIG", "ENGINE_KINDS", "IN_GRAPH_LLM_SCHEME", "REPO_ROOT", "ROLES", "AppConfig",
+    "ArtifactsConfig", "AutoscalingConfig", "BpsConfig", "BudgetConfig", "CkanPortalConfig", "ConfigError",
+    "DeploymentConfig", "EncoderConfig", "EngineConfig", "JudgeConfig", "LimitsConfig", "McpServerConfig",
+    "ModelServerConfig", "RayServeLLMConfig", "RetrievalConfig", "Role", "RolesConfig", "SelectionConfig",
+    "SelectionFilter", "ServeConfig", "SourcesConfig", "SqlSourceConfig", "V1Config", "host_allowed",
+    "load_config", "resolve_path",
 ]
 
 
@@ -119,6 +127,7 @@ class AppConfig(StrictModel):
     history_exchanges: int = 6
     serve: ServeConfig = Field(default_factory=ServeConfig)
     model_servers: list[ModelServerConfig] = Field(default_factory=list)
+    ray_serve_llm: RayServeLLMConfig | None = None
     sources: SourcesConfig = Field(default_factory=SourcesConfig)
     # Filled from the environment (DESIGN.md "Fixed interfaces"), never from YAML.
     port: int = 8000
@@ -130,10 +139,23 @@ class AppConfig(StrictModel):
 
     @model_validator(mode="after")
     def _roles_match_their_server(self) -> AppConfig:
-        served = {server.base_url.rstrip("/"): server for server in self.model_servers}
+        served: dict[str, ModelServerConfig | RayServeLLMConfig] = {
+            server.base_url.rstrip("/"): server for server in self.model_servers
+        }
+        if self.ray_serve_llm is not None:
+            served[self.ray_serve_llm.base_url] = self.ray_serve_llm
+        in_graph_users = []
         for role in ("agent", "framing", "judge"):
             spec: EngineConfig = getattr(self.roles, role)
-            server = served.get((spec.base_url or "").rstrip("/")) if spec.engine == "openai" else None
+            url = (spec.base_url or "").rstrip("/") if spec.engine == "openai" else ""
+            server = served.get(url)
+            if url.startswith(IN_GRAPH_LLM_SCHEME + "://"):
+                if server is None:
+                    raise ValueError(
+                        f"roles.{role} asks the in-graph model at {url}, but no ray_serve_llm "
+                        f"deployment of that name is configured"
+                    )
+                in_graph_users.append(role)
             if server is not None and spec.model != server.name:
                 raise ValueError(
                     f"roles.{role} asks {server.base_url} for model '{spec.model}', "
@@ -144,6 +166,11 @@ class AppConfig(StrictModel):
                 raise ValueError(
                     f"roles.{role} asks for {top} logprobs but {server.base_url} allows {server.max_logprobs}"
                 )
+        if self.ray_serve_llm is not None and not in_graph_users:
+            raise ValueError(
+                f"ray_serve_llm starts a model no role uses; point a role's base_url at "
+                f"{self.ray_serve_llm.base_url} or remove the section"
+            )
         return self
 
     def resolve(self, path: str) -> Path:

