@@ -26,7 +26,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 VLLM_VERSION := 0.32.0
 
-.PHONY: install index serve test lint bench readme schemas client-models ts clean vllm model serve-llm chromium kuberay lock
+.PHONY: install index serve test lint bench readme schemas client-models ts clean vllm model serve-llm serve-llm-ray chromium kuberay lock
 
 install: $(STAMP)
 
@@ -60,6 +60,11 @@ model: vllm
 serve-llm: index vllm model
 	@echo "aceh-rag: vLLM on 127.0.0.1:8011, then the graph at http://127.0.0.1:$${ACEH_PORT:-8000}"
 	ACEH_CONFIG=configs/llm-cpu.yaml ACEH_CORPUS="$(ACEH_CORPUS)" $(BIN)/aceh-rag serve
+
+# The same roles on the model as a Ray Serve LLM deployment inside the graph (no separate server process).
+serve-llm-ray: index vllm model
+	@echo "aceh-rag: the graph with the in-graph Ray Serve LLM deployment at http://127.0.0.1:$${ACEH_PORT:-8000}"
+	ACEH_CONFIG=configs/llm-cpu-ray.yaml ACEH_CORPUS="$(ACEH_CORPUS)" $(BIN)/aceh-rag serve
 
 # Builds the index from ACEH_CORPUS only when there is none; an existing index is never touched here.
 index: install

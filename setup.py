@@ -1,6 +1,7 @@
 """Only a build step that pyproject.toml cannot express: the wheel carries the repository's ``configs/``
-(service YAML, policy, Ray Serve config, demo corpus) inside ``serve_app/_data/``, since an installed service
-has no repository around it (``serve_app.config.PACKAGED_ROOT``). Everything else is in pyproject.toml."""
+(service YAML, policy, Ray Serve config, demo corpus) inside ``serve_app/_data/``, since an installed
+service has no repository around it (``serve_app.config.paths.PACKAGED_ROOT``). Everything else is in
+pyproject.toml."""
 
 from __future__ import annotations
 

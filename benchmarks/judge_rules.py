@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
+import importlib.util
 import io
 import json
 import os
@@ -35,6 +37,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import types
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -158,10 +161,15 @@ def evaluate_indonli(root: Path, quick: bool) -> dict[str, Any]:
     return out
 
 
+# --compare measures older revisions of judge/: the claim parser lived in judge.rules before judge.claims
+_CLAIMS: types.ModuleType = (
+    importlib.import_module("judge.claims") if importlib.util.find_spec("judge.claims") else rules
+)
 _CACHES = (
     (textunits, "build_view"),
     (numbers, "parse_text"),
     (rules, "_claim_parts"),
+    (_CLAIMS, "claim_parts"),
     (rules, "_identity"),
     (rules, "_cached_source"),
     (rules, "_context_words"),

@@ -21,6 +21,7 @@ from judge.numbers import (
 from judge.ocr_words import ocr_match
 from judge.periods import period_matches
 from judge.references import reference_keys
+from judge.shares import base_named
 from judge.textunits import TextView, Token, content_tokens, contrast_keys, is_grounded, names_term
 
 # Most specific first: the first one seen explains the failure.
@@ -68,6 +69,9 @@ class ClaimFigure(NamedTuple):
     periods: tuple[str, ...]  # periods the claim gives this figure (its own, its column header's, context's)
     role: str | None = None  # "from" / "to" when the claim writes it as the start or end of a change
     directions: frozenset[str] = frozenset()  # "naik sebesar Rp62 miliar": the direction this figure states
+    base: tuple[
+        Token, ...
+    ] = ()  # "10% dari belanja negara": what the claim says the share is of (judge.shares)
 
 
 # A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
@@ -114,7 +118,7 @@ def _other_label_keys(view: TextView, figure_index: int, same_kind: bool = False
         for index in view.quantities:
             ranges = view.labels.get(index, ())
             # a percent is never mistaken for an amount: only figures of the same kind name other entities
-            if index == figure_index or not ranges or ranges == own:
+            if index == figure_index or not ranges or ranges == own or index in view.designations:
                 continue
             if _entity_kind(view.figures[index], same_kind) != group:
                 continue
@@ -123,7 +127,16 @@ def _other_label_keys(view: TextView, figure_index: int, same_kind: bool = False
                 # ones ("Setiap orang yang memalsukan dokumen dipidana … 5 tahun dan denda …"); the words
                 # right before that figure ("jumlah penduduk sampai dengan 250.000") and those linked after
                 # it ("untuk mendanai …") are its own
-                head = [t for t in content_tokens(view, *ranges[0]) if t.low not in FRAMING_WORDS]
+                # (a name's measure and the name it ends, "beras karung 25 kg", are part of the subject)
+                begin = max(
+                    (
+                        view.figures[d].end
+                        for d in view.designations
+                        if ranges[0][0] <= view.figures[d].start < ranges[0][1]
+                    ),
+                    default=ranges[0][0],
+                )
+                head = [t for t in content_tokens(view, begin, ranges[0][1]) if t.low not in FRAMING_WORDS]
                 for token in head[-_OWN_WORDS:]:
                     keys |= token.keys
                 ranges = ranges[1:]
@@ -195,7 +208,8 @@ def entity_ok(
         distinctive = tuple(d for d in distinctive if d[0].low[0] != "§")
     if distinctive and len(source.view.quantities) > 1:
         if not any(_named(t, by_form, claim_keys) for t, by_form in distinctive) and not any(
-            ocr_match(t.low, claim_keys) for t, _ in distinctive  # the scan damaged the word that does
+            ocr_match(t.low, claim_keys)
+            for t, _ in distinctive  # the scan damaged the word that does
         ):
             return False  # the claim names nothing that sets this figure's row or item apart
         if figure_index in source.view.in_table and not all(
@@ -204,6 +218,8 @@ def entity_ok(
             # it names the row only in part ("Dinas Dalam Kota" for "Dinas Paket Meeting Dalam Kota"); prose
             # capitals ("ditetapkan oleh Menteri Keuangan") are not a row's name
             return False
+    if claim_fig.base and not base_named(claim_fig.base, source.view, figure_index):
+        return False  # the passage says of what this share is, and the claim names another base
     if not claim_fig.required:
         return True
     view = source.view

@@ -42,7 +42,8 @@ CURRENCY_PREFIX = _table("rp rp. idr: IDR\nus$ usd $: USD")
 CURRENCY_SUFFIX = _table("rupiah idr: IDR\nusd dolar dollar dollars: USD")
 CURRENCY_HINTS = {"IDR": _words("rp rupiah idr rp."), "USD": _words("usd dolar dollar us$")}
 
-PERCENT_WORDS = frozenset({"%", "persen", "perseratus", "percent", "per cent", "pct"})
+# "tiga per seratus" (three per hundred) is how some statutes spell a percent out.
+PERCENT_WORDS = frozenset({"%", "persen", "perseratus", "per seratus", "percent", "per cent", "pct"})
 PERMILLE_WORDS = frozenset({"‰", "permil", "per mil", "per seribu", "per mille", "permille"})
 
 # Units written after a count → the normalised unit.
@@ -118,8 +119,9 @@ COMPARATIVE_DOWN = _words("rendah kecil sedikit")
 NEGATIONS = _words("tidak tak bukan belum tanpa jangan not no never without nor neither cannot non")
 # Words skipped between a negation and the word it negates ("tidak dapat diberikan" negates "beri").
 NEGATION_SKIP = _words("""
-    dapat akan boleh pernah lagi perlu harus wajib bisa sedang sudah juga pula be been being have has is are
-    was were do does did yet a an the to di salah satu sebuah seorang suatu sekadar hanya lah pun
+    dapat mampu sanggup akan boleh pernah lagi perlu harus wajib bisa sedang sudah juga pula be been being
+    have has is are was were do does did yet a an the to di salah satu sebuah seorang suatu sekadar hanya
+    lah pun
     mengalami melakukan dilakukan memiliki mempunyai undergo undergoes
 """)  # light verbs too: "tidak mengalami perubahan" denies the change
 
@@ -160,7 +162,7 @@ FRAMING_WORDS = _words("""
     sebesar senilai sejumlah sebanyak setara tercatat mencapai menjadi total jumlah jumlahnya nilai nilainya
     besaran besarnya dianggarkan dialokasikan direncanakan ditetapkan ditargetkan diproyeksikan dipatok
     anggarannya rp rupiah idr persen sekitar kurang lebih kira-kira hampir paling sedikit banyak tahun
-    mulai sejak berlaku
+    mulai sejak berlaku seterusnya selanjutnya
     amount amounts amounted totals totalled totaled stands stood reached reaches value worth figure recorded
     planned budgeted allocated set targeted projected about around approximately roughly nearly almost
     percent rupiahs billion million trillion thousand year years

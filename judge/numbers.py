@@ -182,10 +182,12 @@ def _product(text: str, start: int, times: re.Match[str], lang: str) -> Figure |
 
 
 def _spelled_figures(text: str, blocked: list[tuple[int, int]], words: frozenset[str]) -> list[Figure]:
-    figures = []
+    figures: list[Figure] = []
     for number in find_spelled(text, words=words):
         if _overlaps(number.start, number.end, blocked):
             continue
+        if figures and number.start < figures[-1].end:
+            continue  # the unit of the figure before it: "seratus" in "tiga per seratus"
         if text[number.start].isupper() and _NAME_BEFORE_RE.search(
             text, max(0, number.start - 30), number.start
         ):

@@ -19,12 +19,13 @@ import re
 from typing import NamedTuple
 
 from judge.figure import PERIOD_KINDS, Figure, kind_group
+from judge.lexicon import FRAMING_WORDS
 from judge.references import Reference
 
 Ranges = tuple[tuple[int, int], ...]
 
-_LEAD_IN_RE = re.compile(
-    r":|\b(?:terdiri\s+(?:atas|dari)|meliputi|mencakup|sebagai\s+berikut|consists?\s+of"
+_LEAD_IN_RE = re.compile(  # (a colon between digits is a ratio, "70:30", or a time, "10:00")
+    r"(?<!\d):(?!\d)|\b(?:terdiri\s+(?:atas|dari)|meliputi|mencakup|sebagai\s+berikut|consists?\s+of"
     r"|comprising|as\s+follows)\b",
     re.IGNORECASE,
 )
@@ -83,6 +84,7 @@ class Regions(NamedTuple):
     # figure index → where its periods are read, where that differs from its neighbourhood (a change's ends)
     dating: dict[int, Ranges] | None = None
     roles: dict[int, str] | None = None  # "from" / "to": the start and the end of a change
+    designations: frozenset[int] = frozenset()  # measures that are part of a name ("LPG tabung 3 kg")
 
 
 def figure_regions(
@@ -98,14 +100,55 @@ def figure_regions(
     twins = _twins(text, figures)
     dating: dict[int, Ranges] = {}
     roles: dict[int, str] = {}
-    _prose_regions(text, figures, quantities, sentences, handled, twins, regions, labels, dating, roles)
+    named = _designations(text, figures, quantities, twins)
+    _prose_regions(
+        text, figures, quantities, sentences, handled | named, twins, regions, labels, dating, roles
+    )
+    for index in named:
+        if index not in handled:  # a name's measure is read with its whole sentence and labels nothing
+            start = figures[index].start
+            regions[index] = labels[index] = (
+                next((s, e) for s, e in sentences if s <= start < max(e, s + 1)),
+            )
     for twin, digit in twins.items():
         if digit in handled:
             regions[twin] = regions[digit]
             labels[twin] = labels[digit]
     anaphors = _resolve_anaphors(text, figures, quantities, references, regions, labels)
     topic = _topic(text, figures, quantities, sentences)
-    return Regions(regions, labels, topic, frozenset(handled), anaphors, dating, roles)
+    return Regions(regions, labels, topic, frozenset(handled), anaphors, dating, roles, frozenset(named))
+
+
+# Measures that may be part of a product's or a thing's name: "LPG tabung 3 kilogram", "pipa 2 meter".
+_NAME_MEASURES = frozenset({"kg", "liter", "m", "km", "km2", "ha", "ton"})
+_WORD_BEFORE_RE = re.compile(r"([A-Za-z]+)\s*$")
+
+
+def _designations(
+    text: str, figures: tuple[Figure, ...], quantities: tuple[int, ...], twins: dict[int, int]
+) -> set[int]:
+    """Measures written as part of a name: the same measure after the same noun more than once in a text,
+    with no word that states it ("sebesar", "paling banyak", "sekitar"): "LPG tabung 3 (tiga) kilogram" said
+    four times names the product; it is no quantity whose label the words around it are. (Its spelled twin
+    goes with it.)"""
+    seen: dict[tuple[str, object, str | None], list[int]] = {}
+    for index in quantities:
+        fig = figures[index]
+        if (
+            fig.kind != "count"
+            or fig.unit not in _NAME_MEASURES
+            or fig.bound
+            or fig.approximate
+            or fig.spelled
+        ):
+            continue
+        word = _WORD_BEFORE_RE.search(text, max(0, fig.start - 30), fig.start)
+        if word is None or word.group(1).lower() in FRAMING_WORDS:
+            continue
+        seen.setdefault((word.group(1).lower(), fig.value, fig.unit), []).append(index)
+    named = {index for group in seen.values() if len(group) >= 2 for index in group}
+    named.update(twin for twin, digit in twins.items() if digit in named)
+    return named
 
 
 def _table_cells(line_start: int, line: str) -> list[tuple[int, int]]:
@@ -226,8 +269,10 @@ def _prose_regions(
                 if item_end and item_end.start() < following:
                     stop = item_end.start()
             own.append((end, stop))
-        elif fig.kind in ("count", "percent", "permille") and (
-            head := _HEAD_RE.match(view_text, end, sentence[1])
+        elif (
+            fig.kind in ("count", "percent", "permille")
+            and not (fig.kind == "count" and fig.unit)  # "1 (satu) tahun": its unit says what it counts
+            and (head := _HEAD_RE.match(view_text, end, sentence[1]))
         ):
             own.append((end, head.end(1)))
         if last_in_sentence[sentence[0]] == index:

@@ -9,30 +9,25 @@ are covered (stemmed, with a small bilingual lexicon). Anything else is ``unsupp
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from judge.base import Judge
-from judge.grounding import ClaimFigure, Source, allowed_unknown, ground_figure, ground_period
-from judge.lexicon import FRAMING_WORDS, MARKER_WORDS, NEGATIONS
-from judge.numbers import PERIOD_KINDS, Figure
+from judge.claims import CLAUSE_BREAK_RE, ClaimParts, claim_parts
+from judge.grounding import Source, allowed_unknown, ground_figure, ground_period
+from judge.numbers import PERIOD_KINDS
 from judge.polarity import Polarity, polarity, polarity_conflicts
 from judge.references import reference_keys
 from judge.textunits import (
     TextView,
     Token,
-    acronym_keys,
     build_view,
-    content_tokens,
     contrast_keys,
-    fresh_view,
     is_grounded,
     names_term,
-    phrase_keys,
 )
 from judge.types import JudgeItem, JudgePassage, JudgeResult
 
@@ -49,7 +44,6 @@ HARD_REASONS = frozenset(
         "ratio_orientation",
     }
 )
-_MARKER_WORDS = MARKER_WORDS
 # Share of a claim's lower-case content words the passage may not write (a restatement's own words: "porsi",
 # "diancam", "berjumlah"); English claims use more words the lexicon cannot translate.
 PARAPHRASE_RATIO = {"id": 0.5, "en": 0.75}
@@ -65,8 +59,6 @@ _IDENTITY_FIELDS = (
     "source",
     "period",
 )
-_TABLE_ROW_RE = re.compile(r"^\s*\|.*\|\s*$")
-_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,159 +112,6 @@ def _cached_source(
     return Source(key, build_view(text), keys, periods, refs, words | context_words)
 
 
-def _table_header(context: str) -> str | None:
-    rows = [
-        line for line in context.splitlines() if _TABLE_ROW_RE.match(line) and not _SEPARATOR_RE.match(line)
-    ]
-    return rows[-1] if rows else None
-
-
-def _required(token: Token) -> bool:
-    return token.low not in FRAMING_WORDS and token.low not in _MARKER_WORDS
-
-
-def _word(token: Token) -> bool:
-    return token.low[0] != "§"  # reference pseudo-words are checked as references, not as coverage
-
-
-# A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
-class _ClaimParts(NamedTuple):
-    view: TextView
-    offset: int
-    figures: tuple[ClaimFigure, ...]
-    periods: tuple[str, ...]
-    loose_words: tuple[Token, ...]  # content words outside every figure's neighbourhood
-    keys: frozenset[str]  # keys of all the claim's content words
-    polarity: Polarity  # of the whole claim
-    words: tuple[Token, ...]  # required content words (checked for coverage when there is no figure)
-    references: frozenset[tuple[str, str]]  # the claim's references (reference_keys)
-    denied: frozenset[int]  # positions in ``figures`` of the figures the claim denies outright
-    period_bounds: dict[str, str]  # the claim's bounded periods: "paling lambat 30 November" → max
-
-
-# Small: a claim is parsed for check_claim and, at most, once more for hard_contradiction right after. Claims
-# kept alive longer would only make the garbage collector's full passes longer.
-@lru_cache(maxsize=16)
-def _claim_parts(claim: str, context: str) -> _ClaimParts:
-    header = _table_header(context) if _TABLE_ROW_RE.match(claim) else None
-    text, offset = (f"{header}\n{claim}", len(header) + 1) if header else (claim, 0)
-    view = fresh_view(text)
-    own_periods = tuple(
-        f.period for f in view.figures if f.kind in PERIOD_KINDS and f.start >= offset and f.period
-    )
-    context_periods: tuple[str, ...] = ()
-    if not own_periods and context and not header:
-        found = {f.period for f in build_view(context).figures if f.kind in PERIOD_KINDS and f.period}
-        context_periods = tuple(found) if len(found) == 1 else ()
-    content = content_tokens(view, offset)
-    words = [t for t in content if _required(t)]
-    periods_written = any(f.kind in PERIOD_KINDS for f in view.figures)
-    whole = polarity(view, ((offset, len(view.text)),))
-    placed: set[int] = set()
-    figures = []
-    for index in view.quantities:
-        fig = view.figures[index]
-        if fig.start < offset:
-            continue
-        ranges = view.neighbourhood(index)
-        required = tuple(_words_in(words, ranges))  # (every word in ``words`` starts at or after offset)
-        placed.update(t.start for t in required)
-        dated = view.dating_ranges(index) + view.topic if index in view.dating else ranges
-        found_periods = _own_periods(view, index, view.periods_in(dated)) if periods_written else ()
-        in_region = tuple(f.period for f in found_periods if f.start >= offset and f.period)
-        column_periods = tuple(f.period for f in found_periods if f.start < offset and f.period)
-        periods = (
-            (in_region + column_periods)
-            or (_following_period(view, index, offset) if periods_written else ())
-            or own_periods
-            or context_periods
-        )
-        directions = (
-            polarity(view, view.regions.get(index, ())).directions if whole.directions else frozenset()
-        )
-        figures.append(ClaimFigure(fig, required, periods, view.roles.get(index), directions))
-    loose = tuple(t for t in words if t.start not in placed and _word(t))
-    all_periods = own_periods + tuple(p for cf in figures for p in cf.periods if p not in own_periods)
-    keys: set[str] = set()
-    for token in content:
-        keys |= token.keys
-        for part in acronym_keys(token.low):
-            keys |= part
-        for equivalent in phrase_keys(token.low) if " " in token.low else ():
-            for part in equivalent:  # an English lexicon phrase names what its Indonesian equivalent names
-                keys |= part
-    return _ClaimParts(
-        view,
-        offset,
-        tuple(figures),
-        tuple(dict.fromkeys(all_periods)),
-        loose,
-        frozenset(keys),
-        whole,
-        tuple(t for t in words if _word(t)),
-        reference_keys([r for r in view.parsed.references if r.start >= offset]),
-        _negated_figures(view, offset, figures),
-        {f.period: f.bound for f in view.figures if f.kind in PERIOD_KINDS and f.period and f.bound},
-    )
-
-
-_CLAUSE_BREAK_RE = re.compile(r"[,;]|\b(?:dan|serta|sedangkan|and|while)\b", re.IGNORECASE)
-
-
-def _own_periods(view: TextView, index: int, found: list[Figure]) -> list[Figure]:
-    """The claim's periods for figure ``index``, less those closing the previous clause: in "11% mulai 1 April
-    2022 dan menjadi 12% pada 2025" the April date is the 11%'s, not the 12%'s. (Prose only: a table row's
-    column header dates every cell.)"""
-    if index in view.in_table:
-        return found
-    start = view.figures[index].start
-    return [
-        period
-        for period in found
-        if period.end > start or not _CLAUSE_BREAK_RE.search(view.text, period.end, start)
-    ]
-
-
-def _following_period(view: TextView, index: int, offset: int) -> tuple[str, ...]:
-    """A period written right after the figure, in its clause ("11% mulai 1 April 2022"), before any other
-    quantity: the figure's own date."""
-    end = view.figures[index].end
-    for figure in view.figures[index + 1 :]:
-        if figure.kind not in PERIOD_KINDS:
-            return ()
-        if _CLAUSE_BREAK_RE.search(view.text, end, figure.start) or figure.start - end > 40:
-            return ()
-        return (figure.period,) if figure.period and figure.start >= offset else ()
-    return ()
-
-
-def _words_in(words: list[Token], ranges: tuple[tuple[int, int], ...]) -> list[Token]:
-    inside = []
-    for token in words:
-        position = token.start
-        for start, end in ranges:
-            if start <= position < end:
-                inside.append(token)
-                break
-    return inside
-
-
-def _negated_figures(view: TextView, offset: int, figures: list[ClaimFigure]) -> frozenset[int]:
-    """Claim figures denied outright: "bukan Rp5 miliar", "tidak sebesar 9 persen"."""
-    denied = set()
-    for position, claim_fig in enumerate(figures):
-        if claim_fig.figure.bound:
-            continue  # "tidak melebihi 130%": the negation belongs to the bound
-        start = claim_fig.figure.start
-        before = [t for t in view.tokens_in(offset, start) if t.end <= start][-4:]
-        for index, token in enumerate(before):
-            if token.low in NEGATIONS and all(
-                t.low in FRAMING_WORDS or t.low in _MARKER_WORDS for t in before[index + 1 :]
-            ):
-                denied.add(position)
-    return frozenset(denied)
-
-
 def _whole(view: TextView) -> Polarity:
     return _region_polarity(view, ((0, len(view.text)),))
 
@@ -318,7 +157,7 @@ def check_claim(
     0 is strictest; None takes the paraphrase default of the claim's language (PARAPHRASE_RATIO)."""
     if not passages:
         return RuleCheck("unsupported", ("no_passage",), ())
-    parts = _claim_parts(claim, context)
+    parts = claim_parts(claim, context)
     english = parts.view.parsed.lang == "en"
     if max_unknown_ratio is None:
         max_unknown_ratio = PARAPHRASE_RATIO["en" if english else "id"]
@@ -385,14 +224,16 @@ def check_claim(
         reasons.extend(
             polarity_conflicts(claim_polarity, _region_polarity(view, tuple(ranges)), _whole(view))
         )
-    if claim_polarity.directions and "direction_unsupported" in reasons:
+    if parts.polarity.directions and "direction_unsupported" in reasons:
+        # the whole claim's direction, even where each figure's was checked: "dinaikkan bertahap: 3% …, 6% …,
+        # 10% …" states its rise by its own grounded figures
         reasons = _direction_by_arithmetic(parts, reasons)
     unique = tuple(dict.fromkeys(reasons))
     return RuleCheck("unsupported" if unique else "supported", unique, tuple(dict.fromkeys(spans)))
 
 
 def _condition_elsewhere(
-    parts: _ClaimParts, sources: Sequence[Source], placed: dict[int, tuple[int, int]]
+    parts: ClaimParts, sources: Sequence[Source], placed: dict[int, tuple[int, int]]
 ) -> bool:
     """A bounded figure in the same clause as another figure is that figure's condition: in "tarif 1% berlaku
     bagi harta lebih dari Rp2 miliar" the threshold says when the 1% applies. Both must then be read together
@@ -404,7 +245,7 @@ def _condition_elsewhere(
             first, second = figures[earlier].figure, figures[later].figure
             if not (first.bound or second.bound) or earlier not in placed or later not in placed:
                 continue
-            if _CLAUSE_BREAK_RE.search(parts.view.text, first.end, second.start):
+            if CLAUSE_BREAK_RE.search(parts.view.text, first.end, second.start):
                 continue  # separate clauses: "3% pada 2015, 6% pada 2016" may come from separate items
             (source_a, index_a), (source_b, index_b) = placed[earlier], placed[later]
             if source_a != source_b:
@@ -427,7 +268,7 @@ def _read_together(view: TextView, index_a: int, index_b: int) -> bool:
     )
 
 
-def _direction_by_arithmetic(parts: _ClaimParts, reasons: list[str]) -> list[str]:
+def _direction_by_arithmetic(parts: ClaimParts, reasons: list[str]) -> list[str]:
     """ "naik dari Rp4 miliar menjadi Rp5 miliar": two grounded figures of one kind state the direction."""
     figures = [cf.figure for cf in parts.figures if cf.figure.kind in ("amount", "count", "percent")]
     if len(figures) < 2 or figures[0].kind != figures[-1].kind or "figure_mismatch" in reasons:
@@ -443,7 +284,7 @@ def hard_contradiction(claim: str, passages: Sequence[JudgePassage], context: st
     """The reason codes by which the passages contradict the claim outright (a figure, scale, unit, period,
     polarity or reference read as a quantity); empty when there is none. The LLM judge may use these to
     veto its own "supported" verdict."""
-    parts = _claim_parts(claim, context)
+    parts = claim_parts(claim, context)
     if not parts.figures and not parts.periods:
         return ()  # no figure to contradict: wording and negation are the LLM judge's call
     return tuple(r for r in check_claim(claim, passages, context=context).reasons if r in HARD_REASONS)

@@ -100,8 +100,12 @@ _WORD_ALTS = "|".join(sorted([*VOCAB, *_OCR_VARIANTS], key=len, reverse=True))
 _NUMBER_WORD_RE = re.compile(rf"(?<!\w)(?:{_WORD_ALTS})(?!\w)", re.IGNORECASE)
 # "satu-satunya", "dua-duanya": a hyphen joining a number word to a non-number word.
 _HYPHEN_AFTER = re.compile(r"-[a-z]", re.IGNORECASE)
-_GAP_RE = re.compile(r"[ \t]*(?:-[ \t]*)?$")  # words of one number are separated by spaces (or a hyphen)
+# Words of one number are separated by spaces (or a hyphen); a scan may leave a stray mark between them
+# ("lima puluh sembilan ^juta"), which splits no number.
+_GAP_RE = re.compile(r"[ \t]*(?:[-^~][ \t]*)?$")
 # "salah satu" (one of), "satu per satu" (one by one), "satu sama lain": not quantities.
+# "1% (satu persen)", "1 (satu) tahun": a number word opening parentheses right after digits spells them out.
+_TWIN_OPEN_RE = re.compile(r"\d\s*%?\s*\(\s*$")
 _IDIOM_BEFORE = re.compile(r"(?:salah|one)\s+$", re.IGNORECASE)
 _IDIOM_AFTER = re.compile(r"^\s*(?:per\s+satu|sama\s+lain|of\b|another\b|day\b)", re.IGNORECASE)
 
@@ -248,7 +252,13 @@ def find_spelled(text: str, *, words: frozenset[str] | None = None) -> list[Spel
         index += consumed
         if run_words[consumed - 1] in _CONNECTORS:
             last = run[consumed - 2]
-        if consumed == 1 and run_words[0] in {"satu", "one"}:
+        if (
+            consumed == 1
+            and run_words[0] in {"satu", "one"}
+            and not _TWIN_OPEN_RE.search(
+                text, max(0, first.start() - 12), first.start()
+            )  # "1% (satu persen)" spells out digits
+        ):
             continue  # "satu"/"one" alone is an article far more often than a count
         if _HYPHEN_AFTER.match(text, last.end()) or (
             first.start() > 1 and text[first.start() - 1] == "-" and text[first.start() - 2].isalpha()

@@ -60,41 +60,10 @@ NON_CONTENT = frozenset(
         "tahun",
     }
 )
+# Abbreviations whose full stop ends no sentence ("Rp.", "No.", "Kab.", "s.d.", "e.g.").
 _ABBREVIATIONS = frozenset(
-    {
-        "rp",
-        "no",
-        "nomor",
-        "s.d",
-        "d",
-        "dll",
-        "dsb",
-        "dst",
-        "jo",
-        "tgl",
-        "hlm",
-        "kab",
-        "kec",
-        "prov",
-        "dr",
-        "ir",
-        "h",
-        "st",
-        "mr",
-        "mrs",
-        "dr",
-        "prof",
-        "vs",
-        "etc",
-        "e.g",
-        "i.e",
-        "ta",
-        "pt",
-        "cv",
-        "tbk",
-        "u.s",
-        "us",
-    }
+    "rp no nomor s.d d dll dsb dst jo tgl hlm kab kec prov dr ir h st mr mrs prof vs etc e.g i.e ta pt "
+    "cv tbk u.s us".split()
 )
 _LAST_WORD_RE = re.compile(r"(\S+)$")
 _ROMAN_RE = re.compile(r"[ivxl]+")
@@ -233,6 +202,7 @@ class TextView:
     _key_cache: dict[tuple[tuple[int, int], ...], frozenset[str]] = field(default_factory=dict)
     memo: dict[tuple[str, object], object] = field(default_factory=dict)  # results of callers, per figure
     content_flags: tuple[bool, ...] | None = None  # which tokens are content words (set on first use)
+    designations: frozenset[int] = frozenset()  # measures that are part of a name (judge.regions)
 
     @property
     def text(self) -> str:
@@ -310,6 +280,11 @@ def _word_parts(word: str, english: bool) -> tuple[_Part, ...]:
     return ((0, len(word), low, word_keys(low, english), upper, upper and not word[1:2].isupper()),)
 
 
+# tuple.__new__ builds a Token in C, without the Python-level __new__ a NamedTuple call runs (a text makes one
+# per word: about a twentieth of a claim's parse).
+_new_token = tuple.__new__
+
+
 def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tuple[Token, ...]:
     """Words, plus one pseudo-word per reference ("§huruf=a"): which clause a figure sits in is part of
     its entity ("ayat (1) huruf a" versus "huruf b")."""
@@ -319,7 +294,7 @@ def _tokenize(text: str, english: bool, references: tuple[Reference, ...]) -> tu
         for offset, length, low, keys, capital, sentence_test in _word_parts(match.group(), english):
             if sentence_test:
                 capital = not _opens_sentence(text, start)
-            tokens.append(Token(start + offset, start + offset + length, low, keys, capital))
+            tokens.append(_new_token(Token, (start + offset, start + offset + length, low, keys, capital)))
     if english:
         tokens = _join_phrases(tokens)
     for ref in references:
@@ -420,6 +395,7 @@ def fresh_view(text: str, lang: str | None = None, *, cached: bool = False) -> T
         found.anaphors,
         found.dating or {},
         found.roles or {},
+        designations=found.designations,
     )
 
 

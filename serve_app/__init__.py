@@ -10,8 +10,8 @@ v1 artifacts, ``runtime/`` the factory, serve runner and CLI.
 
 Allowed imports (tests/test_import_rules.py fails when one is crossed):
 
-* shared modules at the top (``errors``, ``budget``, ``config``, ``metrics``, ``scope``) import only each
-  other; every layer may import them;
+* shared modules at the top (``errors``, ``budget``, ``config/`` (a package of its sections), ``metrics``,
+  ``scope``) import only each other; every layer may import them;
 * ``guard/`` and ``conversation/`` import no other package of serve_app;
 * ``answer/`` imports no other package: it owns the segment, claim and verdict types
   (``answer/segments.py``, ``answer/annotation.py``);

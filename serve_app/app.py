@@ -14,25 +14,39 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from ray import serve
 from ray.serve import Application
+from ray.serve.handle import DeploymentHandle
+from starlette.applications import Starlette
 
+from judge.types import JudgeItem, JudgeResult
 from retrieval import catalog
 from retrieval.catalog import DocumentOutline, DocumentPage, DocumentQuery, PassageView
+from retrieval.legal import LegalRef
 from retrieval.live import version_of
+from retrieval.retriever import Retriever
+from retrieval.types import Chunk, DocumentInfo, SearchHit, TableData
 from serve_app.agent.agent import AgentOutcome, AgentRequest
 from serve_app.answer.annotation import Annotation
+from serve_app.answer.segments import ComposedAnswer, Passage
 from serve_app.budget import RequestBudget
 from serve_app.config import ROLES, AppConfig, load_config
+from serve_app.guard.admission import Admission
+from serve_app.guard.auth import Principal
+from serve_app.guard.policy import GuardDecision
 from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
-from serve_app.runtime import factory, index_setup
+from serve_app.runtime import factory, index_setup, ray_llm
 from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator, RemoteRetriever
 from serve_app.wire.relay import Done, EventSink, relay
 from serve_app.wire.tracing import configure_logging
+
+T = TypeVar("T")
+# What each deployment's constructor gets from ``.bind()``: the AppConfig dumped to JSON (Ray pickles it).
+RawConfig = dict[str, Any]
 
 
 class AppArgs(BaseModel):
@@ -57,7 +71,7 @@ class _Component:
     async def metrics_text(self) -> str:
         return self.metrics.text()
 
-    async def _timed(self, method: str, coro: Any) -> Any:
+    async def _timed(self, method: str, coro: Awaitable[T]) -> T:
         started = time.perf_counter()
         try:
             return await coro
@@ -69,14 +83,14 @@ class _Component:
 class RetrieverDeployment(_Component):
     name = "Retriever"
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: RawConfig) -> None:
         from retrieval.live import RequestPins
 
         self._init_metrics()
         self.pins = RequestPins(index_setup.build_live_retriever(AppConfig.model_validate(config)))
 
     @property
-    def retriever(self) -> Any:
+    def retriever(self) -> Retriever:
         """The version this request pinned at its first call here (every call of one request, from the
         Ingress or the Agent, carries Ray's internal id of that request), so one answer reads one version."""
         from ray.serve import context
@@ -90,28 +104,43 @@ class RetrieverDeployment(_Component):
     async def index_version(self) -> str:
         return self.pins.live.version
 
-    async def search(self, query: str, **kwargs: Any) -> Any:
-        return await self._timed("search", asyncio.to_thread(self.retriever.search, query, **kwargs))
+    # The methods of retrieval.port.RetrieverPort, reached through runtime/ports.RemoteRetriever.
+    async def search(
+        self,
+        query: str,
+        *,
+        top_k: int = 10,
+        document_ids: Collection[str] | None = None,
+        provenance: bool = False,
+    ) -> list[SearchHit]:
+        run = asyncio.to_thread(
+            self.retriever.search, query, top_k=top_k, document_ids=document_ids, provenance=provenance
+        )
+        return await self._timed("search", run)
 
-    async def documents(self) -> Any:
+    async def documents(self) -> list[DocumentInfo]:
         return self.retriever.documents()
 
-    async def resolve_filter(self, **kwargs: Any) -> Any:
-        return self.retriever.resolve_filter(**kwargs)
+    async def resolve_filter(
+        self, *, type: str | None = None, year: int | None = None, issuer: str | None = None  # noqa: A002
+    ) -> list[str]:
+        return self.retriever.resolve_filter(type=type, year=year, issuer=issuer)
 
-    async def document_chunks(self, document_id: str) -> Any:
+    async def document_chunks(self, document_id: str) -> list[Chunk]:
         return self.retriever.document_chunks(document_id)
 
-    async def lookup_article(self, ref: Any) -> Any:
+    async def lookup_article(self, ref: LegalRef) -> list[Chunk]:
         return await asyncio.to_thread(self.retriever.lookup_article, ref)
 
-    async def cross_references(self, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(self.retriever.cross_references, *args, **kwargs)
+    async def cross_references(
+        self, doc_type: str, number: str, year: int
+    ) -> list[tuple[DocumentInfo, str, Chunk]]:
+        return await asyncio.to_thread(self.retriever.cross_references, doc_type, number, year)
 
-    async def table(self, document_id: str) -> Any:
+    async def table(self, document_id: str) -> TableData | None:
         return self.retriever.table(document_id)
 
-    async def chunk(self, chunk_id: str) -> Any:
+    async def chunk(self, chunk_id: str) -> Chunk | None:
         return self.retriever.chunk(chunk_id)
 
     async def find_documents(self, query: DocumentQuery) -> DocumentPage:
@@ -137,7 +166,7 @@ class JudgePoolDeployment(_Component):
 
     name = "JudgePool"
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: RawConfig) -> None:
         from judge.batching import judge_batch
 
         self._init_metrics()
@@ -149,11 +178,11 @@ class JudgePoolDeployment(_Component):
         self.judge_items.set_batch_wait_timeout_s(cfg.judge.batch_wait_timeout_s)  # type: ignore[attr-defined]
 
     @serve.batch(max_batch_size=32, batch_wait_timeout_s=0.005)
-    async def judge_items(self, items: list[Any]) -> list[Any]:
+    async def judge_items(self, items: list[JudgeItem]) -> list[JudgeResult]:
         self.metrics.judge_batch.observe(len(items))
         return await self._judge_batch(self.judge, items)
 
-    async def judge_many(self, items: list[Any]) -> list[Any]:
+    async def judge_many(self, items: list[JudgeItem]) -> list[JudgeResult]:
         """One request's items enter the shared batch queue; batches that come back before the request's
         deadline keep their verdicts, the rest come back ``unverified``/``deadline``."""
         from judge.batching import unverified
@@ -180,7 +209,7 @@ class JudgePoolDeployment(_Component):
 class AnnotatorDeployment(_Component):
     name = "Annotator"
 
-    def __init__(self, config: dict[str, Any], judge_pool: Any) -> None:
+    def __init__(self, config: RawConfig, judge_pool: DeploymentHandle[JudgePoolDeployment]) -> None:
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
         # One JudgePool call per pass: the pool batches across requests and keeps the verdicts of batches
@@ -189,17 +218,28 @@ class AnnotatorDeployment(_Component):
             cfg, judge_fn=HandleProxy(judge_pool).judge_many, split_items=False
         )
 
-    async def annotate(self, **kwargs: Any) -> Annotation:
+    async def annotate(
+        self,
+        *,
+        composed: ComposedAnswer,
+        passages: dict[str, Passage],
+        query: str,
+        conversation_texts: list[str],
+        budget: RequestBudget,
+    ) -> Annotation:
         """The annotation carries back the budget this replica charged."""
-        annotation: Annotation = await self._timed("annotate", self.annotator.annotate(**kwargs))
-        return annotation
+        run = self.annotator.annotate(
+            composed=composed, passages=passages, query=query, conversation_texts=conversation_texts,
+            budget=budget,
+        )
+        return await self._timed("annotate", run)
 
 
 @serve.deployment(name="Agent")
 class AgentDeployment(_Component):
     name = "Agent"
 
-    def __init__(self, config: dict[str, Any], retriever: Any) -> None:
+    def __init__(self, config: RawConfig, retriever: DeploymentHandle[RetrieverDeployment]) -> None:
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
         self.agent = factory.build_agent(cfg, retriever_port=RemoteRetriever(retriever))
@@ -207,8 +247,7 @@ class AgentDeployment(_Component):
     async def run(self, req: AgentRequest, budget: RequestBudget) -> AgentOutcome:
         """JSON routes need no tool events: one call, one reply (cheaper than a streaming handle). The
         outcome carries back the budget this replica charged."""
-        outcome: AgentOutcome = await self._timed("run", self.agent.run(req, budget=budget))
-        return outcome
+        return await self._timed("run", self.agent.run(req, budget=budget))
 
     async def run_stream(
         self, req: AgentRequest, budget: RequestBudget
@@ -226,29 +265,41 @@ class AgentDeployment(_Component):
 class GuardDeployment(_Component):
     name = "Guard"
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: RawConfig) -> None:
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
         replicas = cfg.serve.deployment("Guard").guard_processes()
         self.guard = factory.build_guard(cfg, store=factory.build_store(cfg), processes=replicas)
 
-    async def admit(self, headers: dict[str, str], question: str | None = None) -> Any:
+    # The methods of roles.GuardRole, reached through runtime/ports.HandleProxy.
+    async def admit(self, headers: Mapping[str, str], question: str | None = None) -> Admission:
         return await self._timed("admit", self.guard.admit(headers, question))
 
     async def verified_identity_enabled(self) -> bool:
         return await self.guard.verified_identity_enabled()
 
-    async def playground_limit(self, principal: Any) -> str | None:
+    async def playground_limit(self, principal: Principal) -> str | None:
         return await self.guard.playground_limit(principal)
 
-    async def screen_request(self, query: str, history: list[str]) -> Any:
+    async def screen_request(self, query: str, history: Sequence[str] = ()) -> GuardDecision:
         return await self.guard.screen_request(query, history)
 
-    async def check_answer(self, answer: str, passages: list[str]) -> Any:
+    async def check_answer(self, answer: str, passages: Sequence[str] = ()) -> GuardDecision:
         return await self.guard.check_answer(answer, passages)
 
     async def refusal_text(self, kind: str) -> str:
         return await self.guard.refusal_text(kind)
+
+
+if TYPE_CHECKING:  # Ray's handles are generic in the deployment class; at run time these are Deployments
+    # The handle of any role: each has the _Component probes (health, metrics_text).
+    RoleHandle = (
+        DeploymentHandle[GuardDeployment]
+        | DeploymentHandle[RetrieverDeployment]
+        | DeploymentHandle[AgentDeployment]
+        | DeploymentHandle[AnnotatorDeployment]
+        | DeploymentHandle[JudgePoolDeployment]
+    )
 
 
 @serve.deployment(name="Ingress")
@@ -257,13 +308,27 @@ class IngressDeployment(_Component):
     name = "Ingress"
 
     def __init__(
-        self, config: dict[str, Any], guard: Any, retriever: Any, agent: Any, annotator: Any, judge_pool: Any
+        self,
+        config: RawConfig,
+        guard: DeploymentHandle[GuardDeployment] | None,
+        retriever: DeploymentHandle[RetrieverDeployment] | None,
+        agent: DeploymentHandle[AgentDeployment] | None,
+        annotator: DeploymentHandle[AnnotatorDeployment] | None,
+        judge_pool: DeploymentHandle[JudgePoolDeployment] | None,
+        llm: DeploymentHandle[Any] | None = None,
     ) -> None:
+        """Each handle is None when its role is colocated (built in this replica). ``llm`` (the in-graph Ray
+        Serve LLM deployment, config ray_serve_llm) is bound here so that it is part of this application; the
+        roles reach it by name from whichever replica builds them (serve_app/runtime/ray_llm.py), and
+        /healthz probes it like a model server."""
+        del llm
         self._init_metrics()
         cfg = AppConfig.model_validate(config)
         remote = dict(zip(ROLES, (guard, retriever, agent, annotator, judge_pool), strict=True))
         # Colocated roles have no handle: they are plain objects in this replica, healthy while it is.
-        self.handles = {name: handle for name, handle in remote.items() if handle is not None}
+        self.handles: dict[str, RoleHandle] = {
+            name: handle for name, handle in remote.items() if handle is not None
+        }
         self.colocated = [name for name, handle in remote.items() if handle is None]
         parts = factory.Components(
             store=factory.build_store(cfg),
@@ -279,7 +344,6 @@ class IngressDeployment(_Component):
             guard_processes=cfg.serve.deployment("Ingress").guard_processes(),
             on_judge_batch=self.metrics.judge_batch.observe,
         )
-        self.guard = self.pipeline.guard
         self.foreign = ForeignMetrics()
         self.metrics.registry.register(self.foreign)
         import ray
@@ -287,7 +351,7 @@ class IngressDeployment(_Component):
         self.node_id: str = ray.get_runtime_context().get_node_id()
 
     async def _health(self) -> dict[str, str]:
-        async def probe(name: str, handle: Any) -> tuple[str, str]:
+        async def probe(name: str, handle: RoleHandle) -> tuple[str, str]:
             try:
                 return name, await asyncio.wait_for(handle.health.remote(), timeout=5)
             except Exception:  # noqa: BLE001
@@ -306,12 +370,11 @@ class IngressDeployment(_Component):
                 continue
         return self.metrics.text()
 
-    def __serve_build_asgi_app__(self) -> Any:
+    def __serve_build_asgi_app__(self) -> Starlette:
         from serve_app.ingress import Ingress
 
         ingress = Ingress(
             self.pipeline,
-            self.guard,
             max_body_bytes=self.pipeline.config.limits.max_body_bytes,
             metrics=self.metrics,
             health=self._health,
@@ -368,9 +431,10 @@ def build_app(cfg: AppConfig) -> Application:
     annotator = bind("Annotator", AnnotatorDeployment, judge_pool)
     agent = bind("Agent", AgentDeployment, retriever)
     guard = bind("Guard", GuardDeployment)
+    llm = ray_llm.bind_llm(cfg, env_vars={MULTIPROC_ENV: metrics_dir})
     # serve.deployment turns the class into a Deployment, which mypy cannot see through the decorator
     app: Application = IngressDeployment.options(**opts("Ingress")).bind(  # type: ignore[attr-defined]
-        raw, guard, retriever, agent, annotator, judge_pool
+        raw, guard, retriever, agent, annotator, judge_pool, llm
     )
     return app
 

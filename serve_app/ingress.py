@@ -9,8 +9,8 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
@@ -26,9 +26,12 @@ from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
 from serve_app.metrics import Metrics
 from serve_app.pipeline import Pipeline
+from serve_app.roles import EventSink
 from serve_app.wire.documents import DocumentListParams
 from serve_app.wire.openapi import openapi_document
+from serve_app.wire.relay import Done, relay
 from serve_app.wire.responses import AnswerResult
+from serve_app.wire.responses import Route as AnswerRoute
 from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
 from serve_app.wire.sse import answer_frames, error_frame, event_frame
 from serve_app.wire.tracing import ServedByMiddleware, TraceMiddleware
@@ -39,9 +42,14 @@ KEEPALIVE = ": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see
 INDEX_VERSION_HEADER = "X-Index-Version"  # the index version the whole answer was read from
 HealthCheck = Callable[[], Awaitable[dict[str, str]]]
 MetricsText = Callable[[], Awaitable[str]]
+M = TypeVar("M", bound=BaseModel)
+Parsed = TypeVar("Parsed")
+# What one answer stream carries: the work's events, then its result (wire/relay.py).
+StreamItem = dict[str, Any] | Done[AnswerResult]
+AnswerStream = AsyncGenerator[StreamItem, None]
 
 
-def _parse(body: bytes, model: type[BaseModel]) -> Any:
+def _parse(body: bytes, model: type[M]) -> M:
     try:
         raw = json.loads(body) if body else None
     except (ValueError, UnicodeDecodeError):
@@ -54,7 +62,7 @@ def _parse(body: bytes, model: type[BaseModel]) -> Any:
         raise errors.ValidationFailed(errors.validation_details(exc.errors())) from None
 
 
-def _query_params(request: Request, model: type[BaseModel]) -> Any:
+def _query_params(request: Request, model: type[M]) -> M:
     """A query string as a model: a repeated or unknown parameter, or a bad value, is a 422."""
     items = request.query_params.multi_items()
     values = dict(items)
@@ -73,19 +81,45 @@ def _error_response(exc: errors.ServiceError) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.status_code, headers=exc.headers)
 
 
+def _body(model: type[M]) -> Callable[[Request, bytes], M]:
+    """Parse the request's JSON body as ``model`` (400 / 422)."""
+    return lambda _request, body: _parse(body, model)
+
+
+def _query(model: type[M]) -> Callable[[Request, bytes], M]:
+    """Parse the request's query string as ``model`` (GET routes; 422)."""
+    return lambda request, _body: _query_params(request, model)
+
+
+def _nothing(_request: Request, _body: bytes) -> None:
+    """Routes that read no parameters (the body is still read, for the 413)."""
+
+
+async def _next_item(stream: AnswerStream, route: str) -> StreamItem | errors.ServiceError:
+    """The stream's next event or result; a failure of the work becomes the ServiceError it answers with."""
+    try:
+        return await anext(stream)
+    except errors.ServiceError as exc:
+        return exc
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # noqa: BLE001 - never a traceback to the client
+        log.exception("unhandled error on %s", route)
+        return errors.ServiceError()
+
+
 class Ingress:
-    """Routes over a :class:`Pipeline` and a guard (a GuardService or a handle proxy with its methods)."""
+    """Routes over a :class:`Pipeline`; the guard and the store are the pipeline's own roles (plain objects
+    in one process, handle adapters in the Ray graph)."""
 
     def __init__(
         self,
         pipeline: Pipeline,
-        guard: Any,
         *,
         max_body_bytes: int,
         metrics: Metrics,
         health: HealthCheck,
         metrics_text: MetricsText | None = None,
-        store: Any = None,
         model_health: HealthCheck | None = None,
         behind_ray_proxy: bool = False,
         sse_keepalive_s: float = 15.0,
@@ -94,13 +128,13 @@ class Ingress:
         node_id: str | None = None,
     ) -> None:
         self.pipeline = pipeline
-        self.guard = guard
+        self.guard = pipeline.guard
         self.max_body_bytes = max_body_bytes
         self.metrics = metrics
         self.health = health
         self.metrics_text = metrics_text
         self.model_health = model_health
-        self.store = store if store is not None else pipeline.store
+        self.store = pipeline.store
         self.behind_ray_proxy = behind_ray_proxy
         self.sse_keepalive_s = sse_keepalive_s
         self.catalog = catalog or DocumentCatalog(pipeline.retriever, pipeline.config)
@@ -188,33 +222,25 @@ class Ingress:
     async def _admit(
         self,
         request: Request,
-        model: type[BaseModel] | None,
+        parse: Callable[[Request, bytes], Parsed],
         *,
         playground: bool = False,
         screen: bool = False,
-        query_model: type[BaseModel] | None = None,
-    ) -> tuple[Principal, Any, GuardDecision | None]:
-        """The contract's checks in order: 413, 401, 400, 422, 503, 403, 429. The body is parsed before
-        the guard call so that, with ``screen``, the guard screens a valid question in the same round
-        trip; a parse error still loses to a 401. ``query_model`` parses the query string the same way
-        (GET routes)."""
+    ) -> tuple[Principal, Parsed, GuardDecision | None]:
+        """The contract's checks in order: 413, 401, 400, 422, 503, 403, 429. The parameters are parsed
+        (``_body``, ``_query`` or ``_nothing``) before the guard call so that, with ``screen``, the guard
+        screens a valid question in the same round trip; a parse error still loses to a 401."""
         body = await self._read_body(request)  # 413 before anything is parsed
-        parsed, body_error = None, None
-        if model is not None:
-            try:
-                parsed = _parse(body, model)
-            except errors.ServiceError as exc:
-                body_error = exc
-        elif query_model is not None:
-            try:
-                parsed = _query_params(request, query_model)
-            except errors.ServiceError as exc:
-                body_error = exc
-        question = parsed.query if screen and parsed is not None else None
+        parsed: Parsed | errors.ServiceError
+        try:
+            parsed = parse(request, body)
+        except errors.ServiceError as exc:
+            parsed = exc
+        question = parsed.query if screen and isinstance(parsed, QueryRequest) else None
         admission = await self.guard.admit(dict(request.headers), question)  # 401
         principal, retry_after = admission.principal, admission.retry_after
-        if body_error is not None:
-            raise body_error  # 400 / 422
+        if isinstance(parsed, errors.ServiceError):
+            raise parsed  # 400 / 422
         if playground:
             if not await self.guard.verified_identity_enabled():
                 raise errors.IdentityDisabled()  # 503
@@ -254,21 +280,21 @@ class Ingress:
 
     async def search(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, req, _ = await self._admit(request, SearchRequest)
+            principal, req, _ = await self._admit(request, _body(SearchRequest))
             version = await self._pin_index()
             return JSONResponse(await self.pipeline.search(req, principal), headers=version)
 
         return await self._timed("/search", run)
 
     async def _answer_json(
-        self, request: Request, route: str, model: type[BaseModel], family: str
+        self, request: Request, route: str, model: type[QueryRequest], family: AnswerRoute
     ) -> Response:
         async def run() -> Response:
             principal, req, screen = await self._admit(
-                request, model, playground=family == "playground", screen=True
+                request, _body(model), playground=family == "playground", screen=True
             )
             version = await self._pin_index()
-            result = await self.pipeline.answer(req, principal, route=family, prescreen=screen)  # type: ignore[arg-type]
+            result = await self.pipeline.answer(req, principal, route=family, prescreen=screen)
             self._count(result)
             return JSONResponse((await self._offer(result, req, principal)).body, headers=version)
 
@@ -283,7 +309,7 @@ class Ingress:
     async def playground(self, request: Request) -> Response:
         return await self._answer_json(request, "/playground", PlaygroundRequest, "playground")
 
-    async def _offer(self, result: AnswerResult, req: Any, principal: Principal) -> AnswerResult:
+    async def _offer(self, result: AnswerResult, req: QueryRequest, principal: Principal) -> AnswerResult:
         """v1 with ``offer_artifacts``: the answer's files, listed in the body (and the stream's artifacts
         event); v2 refuses the flag at validation (seed 000: /query/v2 makes no files)."""
         if result.route != "v1" or not req.offer_artifacts:
@@ -312,80 +338,70 @@ class Ingress:
     async def query_v2_stream(self, request: Request) -> Response:
         return await self._stream(request, "/query/v2/stream", QueryV2Request, "v2")
 
-    async def _stream(self, request: Request, route: str, model: type[BaseModel], family: str) -> Response:
+    async def _stream(
+        self, request: Request, route: str, model: type[QueryRequest], family: AnswerRoute
+    ) -> Response:
         """Work that can fail runs before the first frame: a failure before any frame is a plain status;
-        after ``tool.*`` frames it is one ``error`` frame. The answer is buffered and guarded first."""
+        after ``tool.*`` frames it is one ``error`` frame. The answer is buffered and guarded first. The
+        work's events come through the one queue pump (wire/relay.py) the agent deployment uses too."""
         started = time.perf_counter()
         try:
-            principal, req, screen = await self._admit(request, model, screen=True)
+            principal, req, screen = await self._admit(request, _body(model), screen=True)
             version = await self._pin_index()
         except errors.ServiceError as exc:
             self.metrics.requests.labels(route, str(exc.status_code)).inc()
             return _error_response(exc)
-        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
-        async def on_event(event: dict[str, Any]) -> None:
-            await queue.put(("event", event))
+        async def work(on_event: EventSink) -> AnswerResult:
+            result = await self.pipeline.answer(
+                req, principal, route=family, on_event=on_event, prescreen=screen
+            )
+            return await self._offer(result, req, principal)
 
-        async def work() -> None:
-            try:
-                result = await self.pipeline.answer(
-                    req, principal, route=family, on_event=on_event, prescreen=screen  # type: ignore[arg-type]
-                )
-                await queue.put(("result", await self._offer(result, req, principal)))
-            except errors.ServiceError as exc:
-                await queue.put(("error", exc))
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001
-                log.exception("unhandled error on %s", route)
-                await queue.put(("error", errors.ServiceError()))
-
-        task = asyncio.create_task(work())
-        kind, item = await queue.get()
-        if kind == "error":
-            self.metrics.requests.labels(route, str(item.status_code)).inc()
-            return _error_response(item)
-        first = (kind, item)
+        stream: AnswerStream = relay(work)
+        first = await _next_item(stream, route)
+        if isinstance(first, errors.ServiceError):
+            self.metrics.requests.labels(route, str(first.status_code)).inc()
+            await stream.aclose()
+            return _error_response(first)
 
         async def frames() -> AsyncIterator[str]:
             status = "200"
-            getter: asyncio.Future[tuple[str, Any]] | None = None
+            getter: asyncio.Future[StreamItem | errors.ServiceError] | None = None
             try:
-                pending: tuple[str, Any] | None = first
+                pending: StreamItem | errors.ServiceError | None = first
                 while True:
                     if pending is None:
-                        getter = getter or asyncio.ensure_future(queue.get())
+                        getter = getter or asyncio.ensure_future(_next_item(stream, route))
                         done, _ = await asyncio.wait({getter}, timeout=self.sse_keepalive_s)
                         if not done:
                             yield KEEPALIVE  # the agent or judge still works: proxies must not cut us
                             continue
                         pending, getter = getter.result(), None
-                    k, it = pending
-                    pending = None
-                    if k == "event":
-                        yield event_frame(it["event"], it["data"])
-                    elif k == "error":
-                        status = str(it.status_code)
-                        yield error_frame(
-                            it.status_code, it.error, it.detail if isinstance(it.detail, str) else "invalid"
-                        )
+                    item, pending = pending, None
+                    if isinstance(item, errors.ServiceError):
+                        status = str(item.status_code)
+                        detail = item.detail if isinstance(item.detail, str) else "invalid"
+                        yield error_frame(item.status_code, item.error, detail)
                         return
-                    else:
-                        self._count(it)
-                        try:
-                            for piece in answer_frames(it):
-                                yield piece
-                        except Exception:  # noqa: BLE001 - after annotations: one error frame
-                            log.exception("stream writer failed on %s", route)
-                            status = "500"
-                            yield error_frame(500, "internal_error", errors.ServiceError.detail)
-                        return
+                    if not isinstance(item, Done):
+                        yield event_frame(item["event"], item["data"])
+                        continue
+                    self._count(item.value)
+                    try:
+                        for piece in answer_frames(item.value):
+                            yield piece
+                    except Exception:  # noqa: BLE001 - after annotations: one error frame
+                        log.exception("stream writer failed on %s", route)
+                        status = "500"
+                        yield error_frame(500, "internal_error", errors.ServiceError.detail)
+                    return
             finally:
-                if getter is not None:
+                if getter is not None:  # the client went away: closing the pump cancels the work
                     getter.cancel()
-                if not task.done():
-                    task.cancel()  # the client went away: stop the work, save nothing half-done
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await getter
+                await stream.aclose()  # nothing half-done is saved
                 self.metrics.requests.labels(route, status).inc()
                 self.metrics.latency.labels(route).observe(time.perf_counter() - started)
 
@@ -399,7 +415,7 @@ class Ingress:
 
     async def create_conversation(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, _, _ = await self._admit(request, None)
+            principal, _, _ = await self._admit(request, _nothing)
             created = await asyncio.to_thread(self.store.create_conversation, principal.key)
             return JSONResponse(created, status_code=201)
 
@@ -407,7 +423,7 @@ class Ingress:
 
     async def get_conversation(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, _, _ = await self._admit(request, None)
+            principal, _, _ = await self._admit(request, _nothing)
             cid = request.path_params["conversation_id"]
             record = await asyncio.to_thread(self.store.get_conversation, cid, principal.key)
             if record is None:
@@ -423,7 +439,7 @@ class Ingress:
 
     async def list_documents(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, params, _ = await self._admit(request, None, query_model=DocumentListParams)
+            principal, params, _ = await self._admit(request, _query(DocumentListParams))
             found = await self.catalog.list(params, principal)
             return JSONResponse(found.model_dump(mode="json"))
 
@@ -431,7 +447,7 @@ class Ingress:
 
     async def get_document(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, _, _ = await self._admit(request, None)
+            principal, _, _ = await self._admit(request, _nothing)
             view = await self.catalog.document(request.path_params["document_id"], principal)
             return JSONResponse(view.model_dump(mode="json"))
 
@@ -439,7 +455,7 @@ class Ingress:
 
     async def get_passage(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, _, _ = await self._admit(request, None)
+            principal, _, _ = await self._admit(request, _nothing)
             params = request.path_params
             view = await self.catalog.passage(params["document_id"], params["chunk_id"], principal)
             return JSONResponse(view.model_dump(mode="json"))
@@ -448,7 +464,7 @@ class Ingress:
 
     async def get_artifact(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, _, _ = await self._admit(request, None)
+            principal, _, _ = await self._admit(request, _nothing)
             found = await self.artifacts.fetch(request.path_params["artifact_id"], principal)
             if found is None:
                 raise errors.NotFound()

@@ -7,7 +7,7 @@ it too, and agent/ may not import this module."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from retrieval.port import RetrieverPort
@@ -19,8 +19,7 @@ from serve_app.conversation.store import ConversationRecord, Exchange
 from serve_app.guard.admission import Admission
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
-
-EventSink = Callable[[dict[str, Any]], Awaitable[None]]
+from serve_app.wire.relay import EventSink  # the one sink type: the queue pump's
 
 __all__ = ["AgentRole", "AnnotatorRole", "EventSink", "GuardRole", "RetrieverPort", "StoreRole"]
 

@@ -1,4 +1,4 @@
-"""serve_app/config.py: the deployment options a cluster needs (autoscaling, custom resources) and where
+"""serve_app/config/: the deployment options a cluster needs (autoscaling, custom resources) and where
 relative paths resolve in a source checkout and in an installed wheel."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from serve_app import config as config_module
 from serve_app.config import DeploymentConfig, load_config
+from serve_app.config import paths as config_paths
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -56,8 +57,8 @@ def test_relative_paths_from_the_checkout_or_the_installed_package(
     packaged = tmp_path / "site" / "serve_app" / "_data"
     (packaged / "configs").mkdir(parents=True)
     (packaged / "configs" / "gpu.yaml").write_text((REPO / "configs" / "gpu.yaml").read_text())
-    monkeypatch.setattr(config_module, "PACKAGED_ROOT", packaged)
-    monkeypatch.setattr(config_module, "INSTALLED", True)
+    monkeypatch.setattr(config_paths, "PACKAGED_ROOT", packaged)
+    monkeypatch.setattr(config_paths, "INSTALLED", True)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)

@@ -96,10 +96,11 @@ def test_serve_app_layers() -> None:
 
 def test_top_of_serve_app_holds_the_flow_and_shared_modules() -> None:
     top = {p.stem for p in (REPO / "serve_app").glob("*.py")} - {"__init__"}
-    assert top == {"app", "ingress", "pipeline", "roles", *SHARED}
-    assert len(top) + 1 <= 10  # with __init__.py: at most 10 modules at the top
     packages = {p.name for p in (REPO / "serve_app").iterdir() if (p / "__init__.py").exists()}
-    assert packages == set(ROLES)
+    # A shared module may grow into a package of its own sections (config/); it stays shared.
+    assert top | (packages & SHARED) == {"app", "ingress", "pipeline", "roles", *SHARED}
+    assert len(top) + 1 <= 10  # with __init__.py: at most 10 modules at the top
+    assert packages - SHARED == set(ROLES)
 
 
 @pytest.mark.parametrize("library", LIBRARIES)

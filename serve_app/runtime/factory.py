@@ -242,6 +242,12 @@ def build_inprocess(
     """The whole pipeline in one process over ``retriever`` (loaded from the config when None)."""
     from retrieval.port import LocalRetrieverPort
 
+    if cfg.ray_serve_llm is not None:
+        raise ConfigError(
+            "ray_serve_llm runs the model inside the Ray Serve graph, which the in-process app does not "
+            "start; serve it with `aceh-rag serve`, or point the roles at a vLLM server instead."
+        )
+
     port = LocalRetrieverPort(retriever if retriever is not None else build_retriever(cfg))
     return build_pipeline(cfg, Components(store=store, retriever=port))
 
@@ -265,13 +271,18 @@ def preflight(cfg: AppConfig) -> None:
         raise ConfigError(f"Partners file {cfg.partners_file} does not exist.")
     if not cfg.api_keys and not cfg.api_key_hashes:
         raise ConfigError("No API key is configured; set ACEH_API_KEYS (comma-separated).")
+    if cfg.ray_serve_llm is not None:
+        from serve_app.runtime.ray_llm import check_environment
+
+        check_environment(cfg.ray_serve_llm)  # vLLM's Python lacks Ray or pyarrow: say so before starting
 
 
 def build_inprocess_app(
     cfg: AppConfig, *, retriever: Retriever | LiveRetriever | None = None, store: Store | None = None,
-    pipeline: Pipeline | None = None,
+    pipeline: Pipeline | None = None, sse_keepalive_s: float = 15.0,
 ) -> Starlette:
-    """The Starlette app over the in-process pipeline (tests; the same routes the Ray ingress serves)."""
+    """The Starlette app over the in-process pipeline (tests; the same routes the Ray ingress serves).
+    ``sse_keepalive_s``: how long a stream stays silent before a keep-alive comment."""
     from serve_app.ingress import Ingress
     from serve_app.metrics import Metrics
 
@@ -289,11 +300,11 @@ def build_inprocess_app(
 
     ingress = Ingress(
         pipeline,
-        pipeline.guard,
         max_body_bytes=cfg.limits.max_body_bytes,
         metrics=Metrics(),
         health=health,
         model_health=model_health_check(cfg),
+        sse_keepalive_s=sse_keepalive_s,
     )
     app = ingress.app()
     app.state.pipeline = pipeline

@@ -31,8 +31,14 @@ def engine_spec_dict(role: str, spec: EngineConfig) -> dict[str, Any]:
 def role_engine(role: str, spec: EngineConfig) -> Any:
     from models.registry import EngineSpec, build_engine
 
+    raw = engine_spec_dict(role, spec)
+    if spec.engine == "openai" and spec.base_url:
+        from serve_app.runtime.ray_llm import in_graph_client, is_in_graph
+
+        if is_in_graph(spec.base_url):  # the in-graph Ray Serve LLM deployment, through its handle
+            raw["options"]["client"] = in_graph_client(spec.base_url, timeout_s=spec.timeout_s)
     try:
-        engine = build_engine(EngineSpec.from_dict(engine_spec_dict(role, spec), role=role))
+        engine = build_engine(EngineSpec.from_dict(raw, role=role))
     except ValueError as exc:
         raise ConfigError(str(exc).rstrip(".") + ".") from None
     if engine is None:

@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 
 from models.vllm_server import ServerStartError, VLLMServer, VLLMServerSpec
-from serve_app.config import REPO_ROOT, AppConfig, ConfigError, ModelServerConfig
+from serve_app.config import REPO_ROOT, AppConfig, ConfigError, ModelServerConfig, RayServeLLMConfig
+from serve_app.runtime.ray_llm import in_graph_client, is_in_graph
 
 HEALTH_TIMEOUT_S = 3.0
 
@@ -37,11 +38,16 @@ async def probe_model_servers(cfg: AppConfig, client: httpx.AsyncClient | None =
 
     async def probe(url: str) -> tuple[str, str]:
         root = url if url.endswith("/v1") else url + "/v1"
+        # The in-graph deployment answers through its handle (its health check runs vLLM's)
+        through = in_graph_client(url, timeout_s=HEALTH_TIMEOUT_S) if is_in_graph(url) else http
         try:
-            response = await asyncio.wait_for(http.get(root + "/models"), HEALTH_TIMEOUT_S)
+            response = await asyncio.wait_for(through.get(root + "/models"), HEALTH_TIMEOUT_S)
             return url, "ok" if response.status_code == 200 else "unavailable"
         except Exception:  # noqa: BLE001 - any failure to answer means down
             return url, "unavailable"
+        finally:
+            if through is not http:
+                await through.aclose()
 
     try:
         return dict(await asyncio.gather(*(probe(u) for u in urls)))
@@ -50,7 +56,7 @@ async def probe_model_servers(cfg: AppConfig, client: httpx.AsyncClient | None =
             await http.aclose()
 
 
-def provision(server: ModelServerConfig) -> Path:
+def provision(server: ModelServerConfig | RayServeLLMConfig) -> Path:
     """The server's model directory, built (or found in the cache) by models/provision.py in vLLM's Python,
     which has the GGUF reader."""
     python = REPO_ROOT / server.python

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from serve_app.wire import documents as d
+from serve_app.wire import events
 from serve_app.wire import schemas as s
 
 WIRE_DIR = Path(__file__).resolve().parent / "json_schemas" / f"v{s.WIRE_SCHEMA_VERSION}"
@@ -78,7 +79,7 @@ def wire_schemas() -> dict[str, dict[str, Any]]:
         out[name] = _schema(model, name, "serialization")
     for name, model in REQUEST_MODELS.items():
         out[name] = _schema(model, name, "validation")
-    for event, model in s.SSE_EVENTS.items():
+    for event, model in events.SSE_EVENTS.items():
         out[f"event.{event}"] = _schema(model, f"event.{event}", "serialization")
     return out
 
@@ -102,7 +103,7 @@ SSE_EVENT: dict[str, Any] = {
     "type": "object",
     "required": ["event", "data"],
     "properties": {
-        "event": {"enum": sorted(s.SSE_EVENTS)},
+        "event": {"enum": sorted(events.SSE_EVENTS)},
         "data": {"type": "string", "contentMediaType": "application/json"},
     },
 }
@@ -207,7 +208,7 @@ def openapi_document() -> dict[str, Any]:
         d.DocumentList,
         d.DocumentView,
         d.PassageResponse,
-        *s.SSE_EVENTS.values(),
+        *events.SSE_EVENTS.values(),
     ]
     _, defs = models_json_schema(
         [(m, "serialization") for m in models], by_alias=True, ref_template="#/components/schemas/{model}"

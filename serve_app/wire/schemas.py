@@ -1,4 +1,4 @@
-"""Public wire models: request bodies, JSON responses and SSE event payloads.
+"""Public wire models: request bodies and JSON responses (the SSE event payloads are in ``events.py``).
 
 Requests are strict (unknown fields, wrong types → 422). Responses are built by the pipeline and dumped
 with :func:`dump`, which drops the opt-in fields a request did not ask for (absent, not null) while keeping
@@ -8,9 +8,9 @@ The committed JSON Schemas in ``serve_app/wire/json_schemas/`` and ``/openapi.js
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 WIRE_SCHEMA_VERSION = "1"
 
@@ -37,6 +37,16 @@ FallbackReason = Literal[
 V1FallbackReason = FallbackReason | Literal["insufficient_verified_claims"]
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("query must not be empty")
+    return value
+
+
+# A question: the length limits are Field's, and a text of only white space is refused like an empty one.
+QueryText = Annotated[str, AfterValidator(_not_blank)]
+
+
 class WireRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -53,7 +63,7 @@ class WireModel(BaseModel):
 class QueryRequest(WireRequest):
     """Body of ``/query`` and ``/query/stream``."""
 
-    query: str = Field(min_length=1, max_length=4000, description="The question, 1-4,000 characters.")
+    query: QueryText = Field(min_length=1, max_length=4000, description="The question, 1-4,000 characters.")
     conversation_id: str | None = None
     document_ids: list[str] | None = None
     selection: str | None = Field(None, description="Name of a document selection from the config.")
@@ -61,13 +71,6 @@ class QueryRequest(WireRequest):
     include_provenance: bool = False
     offer_artifacts: bool = False
     accept_annotations: bool | None = Field(None, description="Accepted and ignored.")
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query must not be empty")
-        return value
 
 
 class QueryV2Request(QueryRequest):
@@ -81,18 +84,11 @@ class PlaygroundRequest(QueryV2Request):
 
 
 class SearchRequest(WireRequest):
-    query: str = Field(min_length=1, max_length=4000)
+    query: QueryText = Field(min_length=1, max_length=4000)
     top_k: int = Field(10, ge=1, le=50)
     document_ids: list[str] | None = None
     selection: str | None = None
     include_provenance: bool = False
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("query must not be empty")
-        return value
 
 
 # ---------------------------------------------------------------- shared pieces
@@ -327,126 +323,6 @@ class ErrorBody(WireModel):
     error: str = Field(description="A fixed code, e.g. not_found.")
     detail: str | list[dict[str, Any]] = Field(description="Fixed text, or the failing fields on 422.")
 
-
-# ---------------------------------------------------------------- SSE events (data payloads)
-
-
-class ToolStartedEvent(WireModel):
-    call_id: str
-    tool: str
-    arguments: dict[str, Any]
-
-
-class ToolFinishedEvent(WireModel):
-    call_id: str
-    tool: str
-    status: str
-    result_count: int
-    duration_ms: float
-
-
-class MessageStartEvent(WireModel):
-    conversation_id: str | None
-    message_id: str | None
-    schema_: Literal["annotate-v2"] | None = Field(None, alias="schema")
-    model_config = ConfigDict(
-        extra="forbid", populate_by_name=True, json_schema_serialization_defaults_required=True
-    )
-
-
-class TraceEvent(WireModel):
-    trace_id: str
-    tool: str | None
-    tool_executed: bool
-
-
-class CitationEvent(Citation):
-    citation_key: str
-
-
-class PassageEvent(WireModel):
-    model_config = ConfigDict(extra="allow", json_schema_serialization_defaults_required=True)
-    kind: Literal["chunk", "tool"]
-    citation_key: str
-    text: str
-    chunk_id: str | None = None
-
-
-class GuardBlockedEvent(WireModel):
-    fallback_reason: Literal["policy_blocked"] = "policy_blocked"
-    category: str | None = None
-
-
-class ClaimOffsets(Offsets):
-    kind: Literal["fact", "framing"]
-    layout: Layout
-    citation_keys: list[str]
-    verdict: Verdict
-    unverified_reason: UnverifiedReason | None
-    invalid_citation_keys: list[str]
-
-
-class FramingOffsets(Offsets):
-    layout: Layout
-
-
-class AnnotationsEvent(Faithfulness):
-    fallback_used: bool
-    fallback_reason: FallbackReason | None
-    claims_supported: int
-    claims_total: int
-    grounding_rate: float | None
-    claims: list[ClaimOffsets]
-    framing: list[FramingOffsets]
-
-
-class V1FaithfulnessEvent(WireModel):
-    """``/query/stream``: counts of removed sentences (not the v2 counts)."""
-
-    removed: int
-    kept: int
-    dropped_claim_reasons: dict[str, int]
-    claims_supported: int
-    claims_total: int
-    grounding_rate: float | None
-
-
-class AnswerDeltaEvent(WireModel):
-    text: str
-
-
-class ArtifactsEvent(WireModel):
-    """``/query/stream`` with ``offer_artifacts: true``: the answer's files, after its text, before done."""
-
-    artifacts: list[Artifact]
-
-
-class DoneEvent(WireModel):
-    finish_reason: Literal["stop", "refusal", "policy_blocked"]
-    history_truncated: bool
-
-
-class ErrorEvent(WireModel):
-    status: int
-    error: str
-    detail: str
-
-
-SSE_EVENTS: dict[str, type[BaseModel]] = {
-    "tool.started": ToolStartedEvent,
-    "tool.finished": ToolFinishedEvent,
-    "message.start": MessageStartEvent,
-    "trace": TraceEvent,
-    "citation": CitationEvent,
-    "passage": PassageEvent,
-    "guard.blocked": GuardBlockedEvent,
-    "annotations": AnnotationsEvent,
-    "faithfulness": V1FaithfulnessEvent,
-    "answer.delta": AnswerDeltaEvent,
-    "artifacts": ArtifactsEvent,
-    "done": DoneEvent,
-    "error": ErrorEvent,
-}
 
 OPT_IN_FIELDS = ("grounding", "used_docs", "tool_call_audit", "model_call_log")
 

@@ -1,5 +1,5 @@
 """The one SSE path: every frame is built from the pydantic event model that also generates its published
-JSON Schema (:data:`~serve_app.wire.schemas.SSE_EVENTS`), one generator writes the v1 and the v2 streams,
+JSON Schema (:data:`~serve_app.wire.events.SSE_EVENTS`), one generator writes the v1 and the v2 streams,
 and every stream ends with exactly one terminal frame."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from serve_app.wire.responses import AnswerResult
-from serve_app.wire.schemas import (
+from serve_app.wire.events import (
     SSE_EVENTS,
     AnnotationsEvent,
     AnswerDeltaEvent,
@@ -25,6 +24,7 @@ from serve_app.wire.schemas import (
     TraceEvent,
     V1FaithfulnessEvent,
 )
+from serve_app.wire.responses import AnswerResult
 
 DELTA_CHARS = 160  # answer text per answer.delta frame
 _EVENT_OF: dict[type[BaseModel], str] = {model: name for name, model in SSE_EVENTS.items()}

@@ -7,15 +7,12 @@ import json
 import math
 import socket
 import statistics
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -23,6 +20,7 @@ from starlette.routing import Route
 
 from benchmarks import loadtest
 from benchmarks.loadtest import load_questions, poisson_arrivals, run_closed_loop, run_open_loop
+from tests.support.net import serving
 
 API_KEY = "secret-key-123"
 TOKEN = "tok-abc"
@@ -108,24 +106,8 @@ class Mimic:
 @pytest.fixture(scope="module")
 def mimic() -> Iterator[tuple[str, Mimic]]:
     service = Mimic()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(service.app(), log_level="warning", lifespan="off", ws="none", http="h11",
-                            timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "the mimic server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}", service
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with serving(service.app()) as base:
+        yield base, service
 
 
 def _counts(questions: list[str], n: int) -> dict[str, int]:

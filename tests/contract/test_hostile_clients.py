@@ -13,32 +13,18 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
-import uvicorn
 from starlette.testclient import TestClient
 
 from judge.types import JudgeItem
-from serve_app.ingress import KEEPALIVE, Ingress
-from serve_app.metrics import Metrics
+from serve_app.ingress import KEEPALIVE
+from serve_app.runtime import factory
 from tests.support.judges import ScriptedJudge
+from tests.support.net import serving
 from tests.support.service import BUDGET_QUESTION, HEADERS, build_pipeline, config
-
-
-def _app(cfg: Any, pipeline: Any, **options: Any) -> Any:
-    async def health() -> dict[str, str]:
-        return {"Ingress": "ok"}
-
-    ingress = Ingress(
-        pipeline,
-        pipeline.guard,
-        max_body_bytes=cfg.limits.max_body_bytes,
-        metrics=Metrics(),
-        health=health,
-        **options,
-    )
-    return ingress.app()
 
 
 def test_sse_sends_keepalive_comments_while_the_judge_works(
@@ -49,7 +35,7 @@ def test_sse_sends_keepalive_comments_while_the_judge_works(
 
     cfg = config(tmp_path, demo_index)
     pipeline = build_pipeline(cfg, demo_retriever, judge=ScriptedJudge(hook=slow, default="rules"))
-    with TestClient(_app(cfg, pipeline, sse_keepalive_s=0.2)) as client:
+    with TestClient(factory.build_inprocess_app(cfg, pipeline=pipeline, sse_keepalive_s=0.2)) as client:
         r = client.post("/query/v2/stream", json={"query": BUDGET_QUESTION}, headers=HEADERS)
     assert r.status_code == 200
     text = r.text
@@ -63,27 +49,10 @@ def server(
     demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, int]]:
     cfg = config(tmp_path_factory.mktemp("hostile"), demo_index)
-    app = _app(cfg, build_pipeline(cfg, demo_retriever))
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    uv = uvicorn.Server(
-        uvicorn.Config(
-            app, log_level="warning", lifespan="off", ws="none", http="h11", timeout_graceful_shutdown=1
-        )
-    )
-    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not uv.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    try:
-        yield "127.0.0.1", port
-    finally:
-        uv.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    app = factory.build_inprocess_app(cfg, pipeline=build_pipeline(cfg, demo_retriever))
+    with serving(app) as base:
+        address = urlsplit(base)
+        yield str(address.hostname), int(address.port or 0)
 
 
 def _connect(addr: tuple[str, int]) -> socket.socket:

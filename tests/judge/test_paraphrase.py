@@ -8,6 +8,7 @@ import pytest
 
 from judge.numbers import extract_figures
 from judge.rules import check_claim
+from judge.textunits import fresh_view
 from judge.types import JudgePassage
 
 
@@ -216,3 +217,162 @@ def test_list_items_read_with_their_lead_in() -> None:
 def test_strict_ratio_still_available() -> None:
     claim = "Jatah kuota khusus ialah lima persen dari kuota nasional."
     assert check_claim(claim, [JudgePassage("P1", QUOTA)], max_unknown_ratio=0.0).verdict == "unsupported"
+
+
+# "1% (satu persen)": a lone "satu" opening parentheses after digits spells them out; a stray scan mark
+# between number words ("lima ^juta") splits no number; a duration's unit says what it counts, so the verbs
+# after "1 (satu) tahun" stay the next figure's words.
+ONE_PERCENT = (
+    "Cadangan risiko dianggarkan paling rendah 1% (satu persen) di atas target dan/atau belanja lain "
+    "paling rendah 4% (empat persen) dari pagu yang ditetapkan."
+)
+CARET = (
+    "Dana cadangan ditetapkan sebesar Rp7.4O2.OOO.OOO,OO (tujuh miliar empat ratus dua ^juta rupiah) yang "
+    "akan dibiayai dari penerimaan daerah."
+)
+ONE_YEAR = (
+    "Dalam hal harga rata-rata komoditas dalam 1 (satu) tahun mengalami kenaikan lebih dari 8% (delapan "
+    "persen) dari harga yang diasumsikan, Pemerintah dapat melakukan penyesuaian tarif."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "verdict"),
+    [
+        ("Cadangan risiko paling rendah 1 persen di atas target.", ONE_PERCENT, "supported"),
+        ("Cadangan risiko paling rendah 4 persen di atas target.", ONE_PERCENT, "unsupported"),
+        (
+            "Dana cadangan ditetapkan sekitar Rp7,40 miliar, dibiayai dari penerimaan daerah.",
+            CARET,
+            "supported",
+        ),
+        ("Dana cadangan ditetapkan Rp7.402.", CARET, "unsupported"),
+        (
+            "Jika harga komoditas setahun naik lebih dari 8 persen dari asumsi, tarif dapat disesuaikan.",
+            ONE_YEAR,
+            "supported",
+        ),
+        (
+            "Jika harga komoditas setahun turun lebih dari 8 persen dari asumsi, tarif dapat disesuaikan.",
+            ONE_YEAR,
+            "unsupported",
+        ),
+    ],
+)
+def test_spelled_twins_and_scan_marks(claim: str, passage: str, verdict: str) -> None:
+    assert _verdict(claim, passage) == verdict
+
+
+# "per seratus" spells a percent and is no count of a hundred; a percent's stated base ("dari X", "of X") must
+# be the base the claim names; "dan seterusnya" after a year only opens the period; a rise told by a claim's
+# own ascending figures needs no rise word in the passage.
+STAGES = (
+    "(1) Porsi belanja pendidikan dalam APBD ditetapkan secara bertahap sebagai berikut:\n"
+    "a. Tahun Anggaran 2021 paling sedikit sebesar 4% (empat per seratus);\n"
+    "b. Tahun Anggaran 2022 dan seterusnya sebesar 9% (sembilan per seratus), dari anggaran Belanja Daerah."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "verdict"),
+    [
+        ("Porsi belanja pendidikan sebesar 9% dari anggaran Belanja Daerah mulai 2022.", STAGES, "supported"),
+        ("From 2022 onwards the education share is 9% of regional spending.", STAGES, "supported"),
+        ("From 2022 onwards the education share is 9% of total state revenue.", STAGES, "unsupported"),
+        (
+            "Porsi belanja pendidikan sebesar 9% dari pendapatan asli daerah mulai 2022.",
+            STAGES,
+            "unsupported",
+        ),
+        (
+            "Porsi belanja pendidikan dinaikkan bertahap: minimal 4% pada 2021 dan 9% mulai 2022.",
+            STAGES,
+            "supported",
+        ),
+        (
+            "Porsi belanja pendidikan diturunkan bertahap: minimal 4% pada 2021 dan 9% mulai 2022.",
+            STAGES,
+            "unsupported",
+        ),
+        ("Porsi belanja pendidikan sebesar 100 persen pada 2022.", STAGES, "unsupported"),
+    ],
+)
+def test_shares_of_a_stated_base(claim: str, passage: str, verdict: str) -> None:
+    assert _verdict(claim, passage) == verdict
+
+
+# A measure written again and again after the same noun is part of a name ("karung 25 kilogram"): the words
+# around it stay the label of the amounts in the sentence.
+NAMED_MEASURE = (
+    "Bantuan beras karung 25 (dua puluh lima) kilogram sudah termasuk biaya angkut beras karung 25 "
+    "(dua puluh lima) kilogram ke gudang. Alokasi bantuan beras karung 25 (dua puluh lima) kilogram "
+    "sudah termasuk pelunasan tunggakan bantuan beras karung 25 (dua puluh lima) kilogram Tahun "
+    "Anggaran 2019 sebesar Rp12.500.000,00 (dua belas juta lima ratus ribu rupiah), dan tunggakan Tahun "
+    "Anggaran 2020 sebesar Rp7.250.000.000,00 (tujuh miliar dua ratus lima puluh juta rupiah)."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "verdict"),
+    [
+        (
+            "The 2019 arrears included in the allocation amount to IDR 12.5 million.",
+            NAMED_MEASURE,
+            "supported",
+        ),
+        ("Alokasi bantuan sudah mencakup tunggakan 2020 sekitar Rp7,25 miliar.", NAMED_MEASURE, "supported"),
+        (
+            "Alokasi bantuan sudah mencakup tunggakan 2019 sekitar Rp7,25 miliar.",
+            NAMED_MEASURE,
+            "unsupported",
+        ),
+        ("Alokasi bantuan sudah mencakup tunggakan 2020 sekitar Rp7,25 juta.", NAMED_MEASURE, "unsupported"),
+        ("Bantuan beras dikemas dalam karung 25 kilogram.", NAMED_MEASURE, "supported"),
+        ("Bantuan beras dikemas dalam karung 50 kilogram.", NAMED_MEASURE, "unsupported"),
+    ],
+)
+def test_a_measure_in_a_name_labels_nothing(claim: str, passage: str, verdict: str) -> None:
+    assert _verdict(claim, passage) == verdict
+
+
+# A colon between digits is a ratio ("60:40"), no list lead-in: the words before it stay that clause's. A
+# modal ("mampu", "dapat") between a negation and its verb is skipped, whichever modal each side writes.
+DIVIDED = (
+    "1. Dana cukai daerah sebesar Rp8.000.000.000,00 (delapan miliar rupiah) dibagi dengan porsi 60% "
+    "(enam puluh persen) untuk kabupaten dan 40% (empat puluh persen) untuk kota dengan rincian:\n"
+    "a. Dana cukai daerah kabupaten sebesar Rp4.800.000.000,00 (empat miliar delapan ratus juta "
+    "rupiah).\n"
+    "b. Dana cukai daerah kota sebesar Rp3.200.000.000,00 (tiga miliar dua ratus juta rupiah).\n"
+    "(2) Dalam hal daerah belum dapat memenuhi syarat penyaluran, dana ditunda."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "verdict"),
+    [
+        (
+            "Dana cukai daerah Rp8 miliar dibagi 60:40, sehingga kabupaten memperoleh Rp4,8 miliar dan "
+            "kota Rp3,2 miliar.",
+            DIVIDED,
+            "supported",
+        ),
+        (
+            "Dana cukai daerah Rp8 miliar dibagi 60:40, sehingga kota memperoleh Rp4,8 miliar dan "
+            "kabupaten Rp3,2 miliar.",
+            DIVIDED,
+            "unsupported",
+        ),
+        ("Jika daerah belum mampu memenuhi syarat penyaluran, dana ditunda.", DIVIDED, "supported"),
+        ("Jika daerah mampu memenuhi syarat penyaluran, dana ditunda.", DIVIDED, "unsupported"),
+    ],
+)
+def test_ratio_colons_and_modals(claim: str, passage: str, verdict: str) -> None:
+    assert _verdict(claim, passage) == verdict
+
+
+def test_a_ratio_colon_opens_no_list() -> None:
+    claim = "Dana cukai daerah Rp8 miliar dibagi 60:40, sehingga kabupaten memperoleh Rp4,8 miliar."
+    view = fresh_view(claim)
+    last = view.quantities[-1]
+    assert view.figures[last].value == 4_800_000_000
+    assert all(claim[start:end].find("Rp8") == -1 for start, end in view.regions[last])

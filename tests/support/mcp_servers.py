@@ -32,7 +32,7 @@ PYTHON = sys.executable
 
 @dataclass
 class Spec:
-    """A ``sources.mcp`` entry (the fields of serve_app/config.py ``McpServerConfig``)."""
+    """A ``sources.mcp`` entry (the fields of serve_app/config/sources.py ``McpServerConfig``)."""
 
     name: str
     command: list[str] | None = None

@@ -7,16 +7,11 @@ request routing; everything else is the real service. A screenshot per state goe
 from __future__ import annotations
 
 import re
-import socket
-import threading
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, Page, Request, Route, expect, sync_playwright
 
 from serve_app.errors import NothingReadable
@@ -26,6 +21,7 @@ from tests.conftest import API_KEY, REPO
 from tests.contract.checks import parse_sse
 from tests.contract.stream_checks import assert_v2_stream
 from tests.contract.test_errors import JAILBREAK
+from tests.support.net import serving
 from tests.support.service import BUDGET_QUESTION, config
 from tests.wire.ui_streams import Piece, build
 
@@ -36,30 +32,10 @@ ARTIFACTS = REPO / ".aceh" / "test-artifacts" / "ui"
 FINISHED = re.compile(r"^(Selesai|Berhenti|Gagal)\.$")
 
 
-@contextmanager
-def _serving(app: Any) -> Iterator[str]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws="none", timeout_graceful_shutdown=1))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-
-
 @pytest.fixture(scope="module")
 def service(demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     cfg = config(tmp_path_factory.mktemp("ui"), demo_index)
-    with _serving(factory.build_inprocess_app(cfg, retriever=demo_retriever)) as base:
+    with serving(factory.build_inprocess_app(cfg, retriever=demo_retriever)) as base:
         yield base
 
 
@@ -69,7 +45,7 @@ def limited_service(
 ) -> Iterator[str]:
     """The same service allowing one request a minute per key: the second question gets a real 429."""
     cfg = config(tmp_path_factory.mktemp("ui-limited"), demo_index, limits={"requests_per_minute": 1})
-    with _serving(factory.build_inprocess_app(cfg, retriever=demo_retriever)) as base:
+    with serving(factory.build_inprocess_app(cfg, retriever=demo_retriever)) as base:
         yield base
 
 

@@ -54,7 +54,7 @@ async def wait_closed(timeout_s: float = 10.0) -> None:
 
 
 class McpServerSpec(Protocol):
-    """What the client reads of one ``sources.mcp`` entry (serve_app/config.py ``McpServerConfig``)."""
+    """What the client reads of one ``sources.mcp`` entry (``serve_app.config.sources.McpServerConfig``)."""
 
     @property
     def name(self) -> str: ...
