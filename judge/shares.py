@@ -18,7 +18,7 @@ from judge.textunits import TextView, Token, content_tokens, is_grounded, names_
 # After the percent (and its spelled twin's closing parenthesis): "dari"/"of" opens the base.
 _BASE_OPEN_RE = re.compile(r"\s*\)?\s*,?\s*(?:dari|of)\s+", re.IGNORECASE)
 # A claim's base is a noun phrase: it ends at punctuation, a conjunction, a relative or a purpose clause. A
-# passage's base is read to its clause's end ("dari Pajak Penghasilan yang tidak atau kurang dibayar"): the
+# passage's base is read to its clause's end ("dari pokok retribusi yang belum atau terlambat disetor"): the
 # claim may name it by any of its words.
 _CLAIM_BASE_END_RE = re.compile(
     r"[,;.:]|\s(?:dan|serta|yang|untuk|bagi|pada|sejak|mulai|sehingga|and|which|that|for|in|from)\s",
