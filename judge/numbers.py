@@ -187,7 +187,7 @@ def _spelled_figures(text: str, blocked: list[tuple[int, int]], words: frozenset
         if _overlaps(number.start, number.end, blocked):
             continue
         if figures and number.start < figures[-1].end:
-            continue  # the unit of the figure before it: "seratus" in "tiga per seratus"
+            continue  # the unit of the figure before it: "seratus" in "lima per seratus"
         if text[number.start].isupper() and _NAME_BEFORE_RE.search(
             text, max(0, number.start - 30), number.start
         ):

@@ -1,9 +1,9 @@
-"""What a share is a share of: the base written after a percent ("10% dari anggaran Transfer ke Daerah",
-"10% of state spending").
+"""What a share is a share of: the base written after a percent ("12% dari penerimaan pajak daerah",
+"12% of state spending").
 
 A percent with a stated base says of what it is a part. When the passage states the base of the percent a
-claim reads, the claim's own base must name it: "10% of state spending" is not "10% dari anggaran Transfer ke
-Daerah", though the passage's topic (an APBN, "Anggaran Pendapatan dan Belanja Negara") may write both words.
+claim reads, the claim's own base must name it: "12% of state spending" is not "12% dari penerimaan pajak
+daerah", though the passage's topic (an APBN, "Anggaran Pendapatan dan Belanja Negara") may write both words.
 The claim's base must share a word with the passage's, and every term or name in it must stand there.
 """
 
