@@ -191,10 +191,11 @@ def run_answers(index_dir: Path, questions: list[dict[str, Any]], tmp: Path) -> 
     return asyncio.run(_answers(app, questions))
 
 
-def score(preds: Path, metrics: Path) -> tuple[dict[str, Any], str]:
-    """The dataset's scorer, run as its own script; (metrics, printed report)."""
+def score(preds: Path, metrics: Path, *, gold: Path = GOLD) -> tuple[dict[str, Any], str]:
+    """The dataset's scorer, run as its own script on ``gold`` (the whole set, or a subset's own lines);
+    (metrics, printed report)."""
     proc = subprocess.run(
-        [sys.executable, str(SCORER), str(preds), "--gold", str(GOLD), "--json", str(metrics)],
+        [sys.executable, str(SCORER), str(preds), "--gold", str(gold), "--json", str(metrics)],
         capture_output=True,
         text=True,
         check=True,

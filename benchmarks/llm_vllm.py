@@ -7,6 +7,8 @@ Usage (starts its own vLLM unless --base-url names a running one; needs `make vl
                                                       # servers at once, rounds in turns, the same pairs
     .venv/bin/python -m benchmarks.llm_vllm query     # /query/v2 p50/p95 with every LLM role, 1 and 4 clients
     .venv/bin/python -m benchmarks.llm_vllm quality   # LLM judge on judge_numeric_dev, with and without veto
+    .venv/bin/python -m benchmarks.llm_vllm answers   # legal_qa_dev: LLM writer beside the embedded one
+                                                      # (benchmarks/llm_vllm_answers.py)
 
 Each part prints a table and writes benchmarks/results/llm_vllm_<part>.json.
 
@@ -454,12 +456,18 @@ def run_quality(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.llm_vllm", description=__doc__.split("\n")[0])
-    parser.add_argument("part", choices=("pool", "prefix", "query", "quality"))
+    parser.add_argument("part", choices=("pool", "prefix", "query", "quality", "answers"))
     parser.add_argument("--base-url", help="a running vLLM (http://HOST:PORT/v1) serving the llm-cpu model")
     parser.add_argument("--off-base-url", help="prefix: a running vLLM like it with prefix caching off")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--per-client", type=int, default=3)
+    parser.add_argument("--index", help="answers: the index (default /work/idx/full, else /work/idx/dev)")
+    parser.add_argument("--limit", type=int, help="answers: only the first N questions by id")
     args = parser.parse_args(argv)
+    if args.part == "answers":
+        from benchmarks.llm_vllm_answers import run_answers
+
+        return run_answers(args)
     return {"pool": run_pool, "prefix": run_prefix, "query": run_query, "quality": run_quality}[args.part](
         args
     )

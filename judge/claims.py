@@ -133,8 +133,8 @@ CLAUSE_BREAK_RE = re.compile(r"[,;]|\b(?:dan|serta|sedangkan|and|while)\b", re.I
 
 
 def _own_periods(view: TextView, index: int, found: list[Figure]) -> list[Figure]:
-    """The claim's periods for figure ``index``, less those closing the previous clause: in "11% mulai 1 April
-    2022 dan menjadi 12% pada 2025" the April date is the 11%'s, not the 12%'s. (Prose only: a table row's
+    """The claim's periods for figure ``index``, less those closing the previous clause: in "8% mulai 1 Juli
+    2031 dan menjadi 9% pada 2033" the July date is the 8%'s, not the 9%'s. (Prose only: a table row's
     column header dates every cell.)"""
     if index in view.in_table:
         return found
@@ -147,7 +147,7 @@ def _own_periods(view: TextView, index: int, found: list[Figure]) -> list[Figure
 
 
 def _following_period(view: TextView, index: int, offset: int) -> tuple[str, ...]:
-    """A period written right after the figure, in its clause ("11% mulai 1 April 2022"), before any other
+    """A period written right after the figure, in its clause ("8% mulai 1 Juli 2031"), before any other
     quantity: the figure's own date."""
     end = view.figures[index].end
     for figure in view.figures[index + 1 :]:

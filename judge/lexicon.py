@@ -42,7 +42,7 @@ CURRENCY_PREFIX = _table("rp rp. idr: IDR\nus$ usd $: USD")
 CURRENCY_SUFFIX = _table("rupiah idr: IDR\nusd dolar dollar dollars: USD")
 CURRENCY_HINTS = {"IDR": _words("rp rupiah idr rp."), "USD": _words("usd dolar dollar us$")}
 
-# "tiga per seratus" (three per hundred) is how some statutes spell a percent out.
+# "lima per seratus" (five per hundred) is how some statutes spell a percent out.
 PERCENT_WORDS = frozenset({"%", "persen", "perseratus", "per seratus", "percent", "per cent", "pct"})
 PERMILLE_WORDS = frozenset({"‰", "permil", "per mil", "per seribu", "per mille", "permille"})
 

@@ -153,9 +153,9 @@ def _digit_figures(
 
 
 def _product(text: str, start: int, times: re.Match[str], lang: str) -> Figure | None:
-    """ "1x24 (satu kali dua puluh empat) jam": a duration written as a count of time spans, read as their
-    product (24 hours; "2x24 jam" is 48), with the bound written before the factor ("tidak lebih dari"). The
-    figure spans the spelled twin, so "dua puluh empat" inside it is never read as a figure of its own."""
+    """ "2x7 (dua kali tujuh) hari": a duration written as a count of time spans, read as their product
+    (14 days; "3x24 jam" is 72 hours), with the bound written before the factor ("tidak lebih dari"). The
+    figure spans the spelled twin, so "tujuh" inside it is never read as a figure of its own."""
     end = times.end()
     _, _, kind, unit, suffix_end = suffix(text, end)
     twin = _SPELLED_TWIN_RE.match(text, end) if unit is None else None
@@ -187,7 +187,7 @@ def _spelled_figures(text: str, blocked: list[tuple[int, int]], words: frozenset
         if _overlaps(number.start, number.end, blocked):
             continue
         if figures and number.start < figures[-1].end:
-            continue  # the unit of the figure before it: "seratus" in "tiga per seratus"
+            continue  # the unit of the figure before it: "seratus" in "lima per seratus"
         if text[number.start].isupper() and _NAME_BEFORE_RE.search(
             text, max(0, number.start - 30), number.start
         ):

@@ -18,7 +18,7 @@ from judge.qualifiers import negative_sign, qualifiers
 
 # A run: an optional rupiah prefix, then chunks of digits (and look-alike letters, separators) joined by
 # single spaces; every chunk after the first holds a digit, so ordinary words are never swallowed, or is a
-# lone look-alike letter between digit chunks ("Rp84.428. l 14.466.000,00": a "1" the scanner read as "l").
+# lone look-alike letter between digit chunks ("Rp52.307. l 19.800.000,00": a "1" the scanner read as "l").
 _RUN_RE = re.compile(
     r"(?<![\w.,])(Rp\.?\s?)?([0-9][0-9OolI|.,]*|(?<=Rp)[lI|S][0-9OolI|.,]*|(?<=Rp\s)[lI|S][0-9OolI|.,]*)"
     r"(?![A-Za-z])((?:\s(?=[0-9OolI|.,]*[0-9.,]|[lI|]\s[0-9])[0-9OolI|.,]+(?![A-Za-z]))*)(\s?(?:%o?|o/o))?"
@@ -26,8 +26,8 @@ _RUN_RE = re.compile(
 _TWIN_AFTER_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
 _LOOKALIKE = str.maketrans({"O": "0", "o": "0", "l": "1", "I": "1", "|": "1", "S": "5"})
 _DAMAGE_RE = re.compile(r"[OolI|S]|\d\s|\s\d|[.,]\s")
-# A cheap test of a whole text for a damaged run: digits beside a space or a look-alike letter ("1 . 750",
-# "428. l 14"), or a look-alike letter right after "Rp". Every branch opens with one character class, so the
+# A cheap test of a whole text for a damaged run: digits beside a space or a look-alike letter ("2 . 640",
+# "307. l 19"), or a look-alike letter right after "Rp". Every branch opens with one character class, so the
 # scan skips the ordinary letters in C (a pattern of plain alternatives is tried branch by branch at every
 # position: three times slower on a claim); the look-behinds say which branch the first character opened.
 _SUSPECT_RE = re.compile(

@@ -24,7 +24,7 @@ from judge.references import Reference
 
 Ranges = tuple[tuple[int, int], ...]
 
-_LEAD_IN_RE = re.compile(  # (a colon between digits is a ratio, "70:30", or a time, "10:00")
+_LEAD_IN_RE = re.compile(  # (a colon between digits is a ratio, "60:40", or a time, "10:00")
     r"(?<!\d):(?!\d)|\b(?:terdiri\s+(?:atas|dari)|meliputi|mencakup|sebagai\s+berikut|consists?\s+of"
     r"|comprising|as\s+follows)\b",
     re.IGNORECASE,
@@ -84,7 +84,7 @@ class Regions(NamedTuple):
     # figure index → where its periods are read, where that differs from its neighbourhood (a change's ends)
     dating: dict[int, Ranges] | None = None
     roles: dict[int, str] | None = None  # "from" / "to": the start and the end of a change
-    designations: frozenset[int] = frozenset()  # measures that are part of a name ("LPG tabung 3 kg")
+    designations: frozenset[int] = frozenset()  # measures that are part of a name ("karung beras 25 kg")
 
 
 def figure_regions(
@@ -119,7 +119,7 @@ def figure_regions(
     return Regions(regions, labels, topic, frozenset(handled), anaphors, dating, roles, frozenset(named))
 
 
-# Measures that may be part of a product's or a thing's name: "LPG tabung 3 kilogram", "pipa 2 meter".
+# Measures that may be part of a product's or a thing's name: "karung beras 25 kilogram", "pipa 2 meter".
 _NAME_MEASURES = frozenset({"kg", "liter", "m", "km", "km2", "ha", "ton"})
 _WORD_BEFORE_RE = re.compile(r"([A-Za-z]+)\s*$")
 
@@ -128,9 +128,9 @@ def _designations(
     text: str, figures: tuple[Figure, ...], quantities: tuple[int, ...], twins: dict[int, int]
 ) -> set[int]:
     """Measures written as part of a name: the same measure after the same noun more than once in a text,
-    with no word that states it ("sebesar", "paling banyak", "sekitar"): "LPG tabung 3 (tiga) kilogram" said
-    four times names the product; it is no quantity whose label the words around it are. (Its spelled twin
-    goes with it.)"""
+    with no word that states it ("sebesar", "paling banyak", "sekitar"): "karung beras 25 (dua puluh lima)
+    kilogram" said four times names the product; it is no quantity whose label the words around it are. (Its
+    spelled twin goes with it.)"""
     seen: dict[tuple[str, object, str | None], list[int]] = {}
     for index in quantities:
         fig = figures[index]
@@ -271,7 +271,7 @@ def _prose_regions(
             own.append((end, stop))
         elif (
             fig.kind in ("count", "percent", "permille")
-            and not (fig.kind == "count" and fig.unit)  # "1 (satu) tahun": its unit says what it counts
+            and not (fig.kind == "count" and fig.unit)  # "2 (dua) tahun": its unit says what it counts
             and (head := _HEAD_RE.match(view_text, end, sentence[1]))
         ):
             own.append((end, head.end(1)))

@@ -1,9 +1,9 @@
-"""What a share is a share of: the base written after a percent ("10% dari anggaran Transfer ke Daerah",
-"10% of state spending").
+"""What a share is a share of: the base written after a percent ("12% dari penerimaan pajak daerah",
+"12% of state spending").
 
 A percent with a stated base says of what it is a part. When the passage states the base of the percent a
-claim reads, the claim's own base must name it: "10% of state spending" is not "10% dari anggaran Transfer ke
-Daerah", though the passage's topic (an APBN, "Anggaran Pendapatan dan Belanja Negara") may write both words.
+claim reads, the claim's own base must name it: "12% of state spending" is not "12% dari penerimaan pajak
+daerah", though the passage's topic (an APBN, "Anggaran Pendapatan dan Belanja Negara") may write both words.
 The claim's base must share a word with the passage's, and every term or name in it must stand there.
 """
 
@@ -18,7 +18,7 @@ from judge.textunits import TextView, Token, content_tokens, is_grounded, names_
 # After the percent (and its spelled twin's closing parenthesis): "dari"/"of" opens the base.
 _BASE_OPEN_RE = re.compile(r"\s*\)?\s*,?\s*(?:dari|of)\s+", re.IGNORECASE)
 # A claim's base is a noun phrase: it ends at punctuation, a conjunction, a relative or a purpose clause. A
-# passage's base is read to its clause's end ("dari Pajak Penghasilan yang tidak atau kurang dibayar"): the
+# passage's base is read to its clause's end ("dari pokok retribusi yang belum atau terlambat disetor"): the
 # claim may name it by any of its words.
 _CLAIM_BASE_END_RE = re.compile(
     r"[,;.:]|\s(?:dan|serta|yang|untuk|bagi|pada|sejak|mulai|sehingga|and|which|that|for|in|from)\s",

@@ -101,7 +101,7 @@ _NUMBER_WORD_RE = re.compile(rf"(?<!\w)(?:{_WORD_ALTS})(?!\w)", re.IGNORECASE)
 # "satu-satunya", "dua-duanya": a hyphen joining a number word to a non-number word.
 _HYPHEN_AFTER = re.compile(r"-[a-z]", re.IGNORECASE)
 # Words of one number are separated by spaces (or a hyphen); a scan may leave a stray mark between them
-# ("lima puluh sembilan ^juta"), which splits no number.
+# ("empat puluh dua ^juta"), which splits no number.
 _GAP_RE = re.compile(r"[ \t]*(?:[-^~][ \t]*)?$")
 # "salah satu" (one of), "satu per satu" (one by one), "satu sama lain": not quantities.
 # "1% (satu persen)", "1 (satu) tahun": a number word opening parentheses right after digits spells them out.

@@ -334,7 +334,7 @@ def _join_phrases(tokens: list[Token]) -> list[Token]:
 def _sentences(text: str, figures: Sequence[Figure] = ()) -> tuple[tuple[int, int], ...]:
     spans = []
     start = 0
-    # an amount the scanner split ("Rp 1 . 750.283 …", read whole by judge.ocr_runs) holds no sentence end
+    # an amount the scanner split ("Rp 2 . 640.519 …", read whole by judge.ocr_runs) holds no sentence end
     joined = [(f.start, f.end) for f in figures if ". " in f.text or "\n" in f.text]
     for match in _BOUNDARY_RE.finditer(text):
         if joined and any(s < match.start() < e for s, e in joined):

@@ -90,6 +90,8 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "dense": 2.0,
     "bm25": 1.0,
     "fused": 0.0,
+    "title": 0.0,
+    "table": 2.0,
 }
 
 
@@ -102,7 +104,9 @@ class FeatureReranker(Reranker):
     * ``proximity``: matched distinct terms / length of the smallest window holding them all (0 if < 2)
     * ``phrases``: share of the query's adjacent term pairs that are adjacent in the chunk
     * ``dense``: cosine between query and chunk vectors; ``bm25`` and ``fused``: the first-stage scores,
-      divided by their maximum over the candidates."""
+      divided by their maximum over the candidates
+    * ``title`` / ``table``: the query names this chunk's document by its title words / this table row by
+      the words of one of its cells (the retriever's ``title`` and ``table`` stages)."""
 
     name = "feature-v1"
 
@@ -176,6 +180,8 @@ class FeatureReranker(Reranker):
                     "dense": _stage(hit, "dense"),
                     "bm25": _stage(hit, "bm25") / max_bm25,
                     "fused": _stage(hit, "fused") / max_fused,
+                    "title": _stage(hit, "title"),
+                    "table": _stage(hit, "table"),
                 }
             )
         return rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from retrieval.chunking import Span, chunk_document
@@ -15,6 +15,7 @@ from retrieval.legal import (
     find_references,
     format_article,
     format_reference,
+    identity_from_path,
     identity_from_title,
     normalise_issuer,
     normalise_number,
@@ -126,6 +127,18 @@ def resolve_identity(ex: Extracted, file_stem: str) -> DocumentIdentity:
     )
 
 
+def with_path_identity(identity: DocumentIdentity, source: str) -> DocumentIdentity:
+    """``identity`` with the type, number and year its source path names (retrieval.legal.identity_from_path)
+    where the title read from the text gave none or others; the title is kept."""
+    named = identity_from_path(source)
+    if named is None or (identity.doc_type, identity.number, identity.year) == named:
+        return identity
+    doc_type, number, year = named
+    national = doc_type in ("UU", "Perppu", "PP", "Perpres", "Keppres", "Inpres", "UUD")
+    issuer = "Republik Indonesia" if national else identity.issuer
+    return replace(identity, doc_type=doc_type, number=number, year=year, issuer=issuer)
+
+
 def _article_text(span: Span) -> str | None:
     if not span.pasal:
         return None
@@ -141,7 +154,7 @@ def _article_text(span: Span) -> str | None:
 def build_document(
     ex: Extracted, *, source: str, sha256: str, size: int, file_stem: str, max_chars: int
 ) -> Document:
-    identity = resolve_identity(ex, file_stem)
+    identity = with_path_identity(resolve_identity(ex, file_stem), source)
     document_id = document_id_for(source, sha256)
     spans = chunk_document(ex, max_chars=max_chars, skip_title_heading=True)
     chunks: list[Chunk] = []

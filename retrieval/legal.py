@@ -323,3 +323,22 @@ def identity_from_title(title: str) -> tuple[str | None, str | None, int | None,
 def title_subject(title: str) -> str | None:
     m = _TITLE_SUBJECT.search(title)
     return " ".join(m.group("subject").split()) if m else None
+
+
+# A corpus laid out as TYPE/YEAR/NUMBER.ext ("uu/2016/18.md", "pp/2019/12.md"): the path names the regulation.
+_PATH_IDENTITY = re.compile(r"(?:^|/)(?P<type>[A-Za-z]+)/(?P<year>\d{4})/(?P<number>\d+[A-Za-z]?)\.\w+$")
+_TYPE_CODES = {code.casefold(): code for code in TYPE_NAMES}
+
+
+def identity_from_path(source: str) -> tuple[str, str, int] | None:
+    """(type, number, year) a source path of the form TYPE/YEAR/NUMBER.ext names, or None. OCR breaks the
+    number or year of a statute's title often enough ("NOMOR 1 8 TAHUN 2016") that such a path is the
+    surer witness of which regulation a file holds."""
+    m = _PATH_IDENTITY.search(source.replace("\\", "/"))
+    if not m:
+        return None
+    code = _TYPE_CODES.get(m.group("type").casefold())
+    year = int(m.group("year"))
+    if code is None or not 1800 <= year <= 2100:
+        return None
+    return code, normalise_number(m.group("number")) or m.group("number"), year

@@ -30,6 +30,20 @@ _ID_WORDS = frozenset(
     "berapa berapakah apa apakah siapa bagaimana kapan mengapa yang dan di dari untuk dalam menurut pada "
     "dengan atau oleh ke adalah tentang sebesar saja itu ini".split()
 )
+# English names of regulations a question may use: "Law 21/2001", "Law No. 13 of 2003", "Government
+# Regulation Number 12 of 2019". They are written the Indonesian way ("UU 21/2001") so the legal-reference
+# reader (retrieval.legal) finds the named regulation.
+_ENGLISH_REGULATION = re.compile(
+    r"\b(?P<kind>Law|Act|Government\s+Regulation|Presidential\s+Regulation)\s+"
+    r"(?:(?:No|Nr|Number)\.?\s*)?(?P<number>\d+)\s*(?:/|\s+of\s+(?:the\s+year\s+)?)(?P<year>\d{4})\b",
+    re.IGNORECASE,
+)
+_REGULATION_CODES = {
+    "law": "UU",
+    "act": "UU",
+    "government regulation": "PP",
+    "presidential regulation": "Perpres",
+}
 _T = TypeVar("_T")
 
 
@@ -41,12 +55,14 @@ def is_english(query: str) -> bool:
 
 
 def corpus_query(query: str) -> str:
-    """``query`` for the lexical stage and the reranker: an English question followed by the Indonesian
-    equivalents of its lexicon phrases (English names are not added to Indonesian questions: the corpus
-    has none). Any other question is returned as is."""
+    """``query`` for the lexical stage, the legal-reference reader and the reranker: an English question with
+    the regulations it names written the Indonesian way ("Law 21/2001" → "UU 21/2001"), followed by the
+    Indonesian equivalents of its lexicon phrases (English names are not added to Indonesian questions: the
+    corpus has none). Any other question is returned as is."""
     tokens = _WORD_RE.findall(query)
     if not tokens or not is_english(query):
         return query
+    query = _ENGLISH_REGULATION.sub(_indonesian_regulation, query)
     seen = {t.lower() for t in tokens}
     added: list[str] = []
     for match in find_phrases(tokens):
@@ -60,6 +76,11 @@ def corpus_query(query: str) -> str:
                     seen.add(word)
                     added.append(word)
     return f"{query} {' '.join(added)}" if added else query
+
+
+def _indonesian_regulation(m: re.Match[str]) -> str:
+    code = _REGULATION_CODES[" ".join(m.group("kind").lower().split())]
+    return f"{code} {m.group('number')}/{m.group('year')}"
 
 
 def diversify(items: Sequence[_T], document_of: Callable[[_T], str], share: float, k: int) -> list[_T]:

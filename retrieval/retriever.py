@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ import numpy as np
 from models.embeddings import Encoder
 from models.rerankers import Reranker, legal_match
 from retrieval.dense import DenseIndex
+from retrieval.documents import with_path_identity
+from retrieval.extract import CELL_SEPARATOR
 from retrieval.fusion import rrf
 from retrieval.legal import find_references
 from retrieval.lexical import LexicalIndex
@@ -29,7 +32,9 @@ from retrieval.store import (
     read_jsonl,
     read_manifest,
 )
+from retrieval.table_rows import RowNames
 from retrieval.text import IndonesianAnalyzer
+from retrieval.titles import TitleIndex, build_title_index, title_query
 from retrieval.types import Chunk, DocumentInfo, SearchHit
 
 MODES = ("hybrid", "bm25", "dense")
@@ -37,9 +42,11 @@ QUERY_CACHE_SIZE = 4096
 # Fusion defaults fitted on the IDK-MRC/TyDiQA-id train split (benchmarks/results/retrieval.md): an
 # English encoder on Indonesian text earns a low dense weight, and a small k trusts the top ranks.
 DEFAULT_RRF_K = 5
-DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.3, "legal": 1.0}
+DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.3, "legal": 1.0, "title": 0.5, "table": 1.0}
 DEFAULT_DIVERSE_SHARE = 0.5  # share of a result list kept for the best chunks of distinct documents
 NAMED_DOCUMENT_CANDIDATES = 10
+NAMED_DIVERSE_SHARE = 0.6  # of diverse_share, when the query names a regulation or article
+TITLE_DOCUMENT_CANDIDATES = 5  # best BM25 chunks of each document a query names by its title
 
 
 class Retriever(DocumentLookups):
@@ -92,6 +99,18 @@ class Retriever(DocumentLookups):
             )
             for row in documents
         }
+        self.titles: TitleIndex = build_title_index(
+            {d: info.identity.title for d, info in self._infos.items()}, self.analyze
+        )
+        self.row_names = RowNames(
+            (
+                (i, cell)
+                for i, chunk in enumerate(chunks)
+                if chunk.kind == "table"
+                for cell in chunk.text.split(CELL_SEPARATOR)
+            ),
+            self.analyze,
+        )
         if reranker is not None:
             reranker.bind(self)
 
@@ -114,6 +133,10 @@ class Retriever(DocumentLookups):
         manifest = read_manifest(index_dir)
         check_encoder(manifest, encoder.name, encoder.dim, index_dir)
         documents = read_jsonl(index_dir / "documents.jsonl")
+        for row in documents:
+            # an index built before ingest read a regulation's identity from its path gets it here
+            fixed = with_path_identity(identity_from_row(row["identity"]), row["source"])
+            row["identity"] = {**row["identity"], **asdict(fixed)}
         identities = {row["document_id"]: identity_from_row(row["identity"]) for row in documents}
         rows = read_jsonl(index_dir / "chunks.jsonl")
         chunks = [chunk_from_row(row, identities[row["document_id"]]) for row in rows]
@@ -122,7 +145,14 @@ class Retriever(DocumentLookups):
         lexical = LexicalIndex.load(index_dir / "bm25")
         dense = DenseIndex.load(index_dir, use_gpu=use_gpu)
         return cls(
-            index_dir, manifest, documents, chunks, articles, refs, lexical, dense,
+            index_dir,
+            manifest,
+            documents,
+            chunks,
+            articles,
+            refs,
+            lexical,
+            dense,
             encoder=encoder,
             reranker=reranker,
             rrf_k=rrf_k,
@@ -229,8 +259,16 @@ class Retriever(DocumentLookups):
             dense_idx = dense_lists[i][0]
             results.append(
                 self._hybrid(
-                    query, lexical_query, qvecs[i], bm25_scores, bm25_idx, dense_idx, subset, top_k,
-                    provenance, rerank,
+                    query,
+                    lexical_query,
+                    qvecs[i],
+                    bm25_scores,
+                    bm25_idx,
+                    dense_idx,
+                    subset,
+                    top_k,
+                    provenance,
+                    rerank,
                 )
             )
         return results
@@ -274,7 +312,7 @@ class Retriever(DocumentLookups):
         provenance: bool,
         rerank: bool,
     ) -> list[SearchHit]:
-        refs = [r for r in find_references(query) if r.pasal or r.names_document]
+        refs = [r for r in find_references(lexical_query) if r.pasal or r.names_document]
         allowed = set(subset.tolist()) if subset is not None else None
         # Exact article lookups join the candidates for a named regulation, or for a bare "Pasal N" when the
         # scope is limited to some documents (across a whole corpus a bare article number is ambiguous).
@@ -294,10 +332,26 @@ class Retriever(DocumentLookups):
         rankings = {"bm25": bm25_idx.tolist(), "dense": dense_idx.tolist()}
         if exact:
             rankings["legal"] = exact
+        if not docs:
+            titled = self._titled_rows(lexical_query, bm25_scores, subset)
+            if titled:
+                rankings["title"] = titled
+        if not refs:
+            named_rows = [
+                j
+                for j in self.row_names.named(self.analyze(lexical_query))
+                if allowed is None or j in allowed
+            ]
+            if named_rows:
+                best = np.argsort(-bm25_scores[named_rows], kind="stable")[:NAMED_DOCUMENT_CANDIDATES]
+                rankings["table"] = [named_rows[int(i)] for i in best]
         fused = rrf(rankings, k=self.rrf_k, weights=self.weights)[: max(self.candidates, k)]
         rows = np.array([j for j, _ in fused], dtype=np.int64)
         dense_sims = self.dense.similarity(qvec, rows)
         bm25_rank = {j: r + 1 for r, j in enumerate(rankings["bm25"])}
+        named_rank = {
+            name: {j: r + 1 for r, j in enumerate(rankings.get(name, []))} for name in ("title", "table")
+        }
         dense_rank = {j: r + 1 for r, j in enumerate(rankings["dense"])}
         hits = []
         for pos, (j, fused_score) in enumerate(fused):
@@ -306,6 +360,9 @@ class Retriever(DocumentLookups):
                 "dense": {"rank": dense_rank.get(j), "score": float(dense_sims[pos])},
                 "fused": {"rank": pos + 1, "score": float(fused_score)},
             }
+            for name in ("title", "table"):  # the reranker reads these: the query names this document or row
+                if j in named_rank[name]:
+                    stages[name] = {"rank": named_rank[name][j], "score": 1.0}
             hits.append(SearchHit(self._chunks[j], float(fused_score), stages))
         if rerank and self.reranker is not None:
             hits = self.reranker.rerank(lexical_query, hits)
@@ -321,11 +378,27 @@ class Retriever(DocumentLookups):
                 ),
             )
             hits = [hits[i] for i in order]
-        # diverse unless the query names a regulation or article (an exact request for that document)
-        hits = diversify(hits, lambda h: h.chunk.document_id, 0.0 if refs else self.diverse_share, k)
+        # A query naming a regulation or article asks for that document: it keeps most places, and a few
+        # other documents stay in view (the query's words in other statutes, an amending law).
+        share = NAMED_DIVERSE_SHARE * self.diverse_share if refs else self.diverse_share
+        hits = diversify(hits, lambda h: h.chunk.document_id, share, k)
         if not provenance:
             hits = [SearchHit(h.chunk, h.score, {}) for h in hits]
         return hits
+
+    def _titled_rows(
+        self, lexical_query: str, bm25_scores: np.ndarray, subset: np.ndarray | None
+    ) -> list[int]:
+        """The best BM25 chunks of the documents the query names by their title words, interleaved (the
+        first chunk of each, then the second ...), within ``subset``."""
+        named = self.titles.named(self.analyze(title_query(lexical_query)))
+        allowed = self._subset_docs(subset)
+        per_doc = [
+            best_rows(bm25_scores, TITLE_DOCUMENT_CANDIDATES, self._subset([d]))[0].tolist()
+            for d, _ in named
+            if allowed is None or d in allowed
+        ]
+        return [rows[i] for i in range(TITLE_DOCUMENT_CANDIDATES) for rows in per_doc if i < len(rows)]
 
     def _hit(
         self, j: int, score: float, stages: dict[str, dict[str, float | int | None]], provenance: bool

@@ -24,15 +24,13 @@ from ray.serve.handle import DeploymentHandle
 from starlette.applications import Starlette
 
 from judge.types import JudgeItem, JudgeResult
-from retrieval import catalog
-from retrieval.catalog import DocumentOutline, DocumentPage, DocumentQuery, PassageView
-from retrieval.legal import LegalRef
 from retrieval.live import version_of
+from retrieval.port import LocalRetrieverPort
 from retrieval.retriever import Retriever
-from retrieval.types import Chunk, DocumentInfo, SearchHit, TableData
+from retrieval.types import SearchHit
 from serve_app.agent.agent import AgentOutcome, AgentRequest
 from serve_app.answer.annotation import Annotation
-from serve_app.answer.segments import ComposedAnswer, Passage
+from serve_app.answer.segments import AnnotationRequest
 from serve_app.budget import RequestBudget
 from serve_app.config import ROLES, AppConfig, load_config
 from serve_app.guard.admission import Admission
@@ -80,14 +78,19 @@ class _Component:
 
 
 @serve.deployment(name="Retriever")
-class RetrieverDeployment(_Component):
+class RetrieverDeployment(_Component, LocalRetrieverPort):
+    """The retriever's async methods (retrieval.port.LocalRetrieverPort: each runs in a worker thread) over
+    the index version the request pinned here; reached through runtime/ports.RemoteRetriever."""
+
     name = "Retriever"
 
     def __init__(self, config: RawConfig) -> None:
         from retrieval.live import RequestPins
 
         self._init_metrics()
-        self.pins = RequestPins(index_setup.build_live_retriever(AppConfig.model_validate(config)))
+        live = index_setup.build_live_retriever(AppConfig.model_validate(config))
+        LocalRetrieverPort.__init__(self, live)
+        self.pins = RequestPins(live)
 
     @property
     def retriever(self) -> Retriever:
@@ -104,7 +107,6 @@ class RetrieverDeployment(_Component):
     async def index_version(self) -> str:
         return self.pins.live.version
 
-    # The methods of retrieval.port.RetrieverPort, reached through runtime/ports.RemoteRetriever.
     async def search(
         self,
         query: str,
@@ -113,50 +115,8 @@ class RetrieverDeployment(_Component):
         document_ids: Collection[str] | None = None,
         provenance: bool = False,
     ) -> list[SearchHit]:
-        run = asyncio.to_thread(
-            self.retriever.search, query, top_k=top_k, document_ids=document_ids, provenance=provenance
-        )
-        return await self._timed("search", run)
-
-    async def documents(self) -> list[DocumentInfo]:
-        return self.retriever.documents()
-
-    async def resolve_filter(
-        self, *, type: str | None = None, year: int | None = None, issuer: str | None = None  # noqa: A002
-    ) -> list[str]:
-        return self.retriever.resolve_filter(type=type, year=year, issuer=issuer)
-
-    async def document_chunks(self, document_id: str) -> list[Chunk]:
-        return self.retriever.document_chunks(document_id)
-
-    async def lookup_article(self, ref: LegalRef) -> list[Chunk]:
-        return await asyncio.to_thread(self.retriever.lookup_article, ref)
-
-    async def cross_references(
-        self, doc_type: str, number: str, year: int
-    ) -> list[tuple[DocumentInfo, str, Chunk]]:
-        return await asyncio.to_thread(self.retriever.cross_references, doc_type, number, year)
-
-    async def table(self, document_id: str) -> TableData | None:
-        return self.retriever.table(document_id)
-
-    async def chunk(self, chunk_id: str) -> Chunk | None:
-        return self.retriever.chunk(chunk_id)
-
-    async def find_documents(self, query: DocumentQuery) -> DocumentPage:
-        return catalog.find_documents(self.retriever, query)
-
-    async def document_outline(
-        self, document_id: str, *, visible: frozenset[str] | None = None
-    ) -> DocumentOutline | None:
-        return catalog.document_outline(self.retriever, document_id, visible=visible)
-
-    async def passage(
-        self, document_id: str, chunk_id: str, *, neighbours: int = 1, visible: frozenset[str] | None = None
-    ) -> PassageView | None:
-        return catalog.passage_view(
-            self.retriever, document_id, chunk_id, neighbours=neighbours, visible=visible
-        )
+        found = super().search(query, top_k=top_k, document_ids=document_ids, provenance=provenance)
+        return await self._timed("search", found)
 
 
 @serve.deployment(name="JudgePool")
@@ -218,21 +178,9 @@ class AnnotatorDeployment(_Component):
             cfg, judge_fn=HandleProxy(judge_pool).judge_many, split_items=False
         )
 
-    async def annotate(
-        self,
-        *,
-        composed: ComposedAnswer,
-        passages: dict[str, Passage],
-        query: str,
-        conversation_texts: list[str],
-        budget: RequestBudget,
-    ) -> Annotation:
+    async def annotate(self, request: AnnotationRequest, *, budget: RequestBudget) -> Annotation:
         """The annotation carries back the budget this replica charged."""
-        run = self.annotator.annotate(
-            composed=composed, passages=passages, query=query, conversation_texts=conversation_texts,
-            budget=budget,
-        )
-        return await self._timed("annotate", run)
+        return await self._timed("annotate", self.annotator.annotate(request, budget=budget))
 
 
 @serve.deployment(name="Agent")

@@ -6,13 +6,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -29,6 +27,7 @@ from serve_app.pipeline import Pipeline
 from serve_app.roles import EventSink
 from serve_app.wire.documents import DocumentListParams
 from serve_app.wire.openapi import openapi_document
+from serve_app.wire.params import body_as, no_params, query_as, read_body
 from serve_app.wire.relay import Done, relay
 from serve_app.wire.responses import AnswerResult
 from serve_app.wire.responses import Route as AnswerRoute
@@ -42,57 +41,14 @@ KEEPALIVE = ": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see
 INDEX_VERSION_HEADER = "X-Index-Version"  # the index version the whole answer was read from
 HealthCheck = Callable[[], Awaitable[dict[str, str]]]
 MetricsText = Callable[[], Awaitable[str]]
-M = TypeVar("M", bound=BaseModel)
 Parsed = TypeVar("Parsed")
 # What one answer stream carries: the work's events, then its result (wire/relay.py).
 StreamItem = dict[str, Any] | Done[AnswerResult]
 AnswerStream = AsyncGenerator[StreamItem, None]
 
 
-def _parse(body: bytes, model: type[M]) -> M:
-    try:
-        raw = json.loads(body) if body else None
-    except (ValueError, UnicodeDecodeError):
-        raise errors.BadRequest() from None
-    if raw is None and body.strip() != b"null":
-        raise errors.BadRequest()
-    try:
-        return model.model_validate(raw)  # 422
-    except ValidationError as exc:
-        raise errors.ValidationFailed(errors.validation_details(exc.errors())) from None
-
-
-def _query_params(request: Request, model: type[M]) -> M:
-    """A query string as a model: a repeated or unknown parameter, or a bad value, is a 422."""
-    items = request.query_params.multi_items()
-    values = dict(items)
-    if len(values) != len(items):
-        repeated = sorted({k for k, _ in items if sum(1 for j, _ in items if j == k) > 1})
-        raise errors.ValidationFailed(
-            [{"field": k, "message": "given more than once", "type": "repeated"} for k in repeated]
-        )
-    try:
-        return model.model_validate(values)
-    except ValidationError as exc:
-        raise errors.ValidationFailed(errors.validation_details(exc.errors())) from None
-
-
 def _error_response(exc: errors.ServiceError) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.status_code, headers=exc.headers)
-
-
-def _body(model: type[M]) -> Callable[[Request, bytes], M]:
-    """Parse the request's JSON body as ``model`` (400 / 422)."""
-    return lambda _request, body: _parse(body, model)
-
-
-def _query(model: type[M]) -> Callable[[Request, bytes], M]:
-    """Parse the request's query string as ``model`` (GET routes; 422)."""
-    return lambda request, _body: _query_params(request, model)
-
-
-def _nothing(_request: Request, _body: bytes) -> None:
-    """Routes that read no parameters (the body is still read, for the 413)."""
 
 
 async def _next_item(stream: AnswerStream, route: str) -> StreamItem | errors.ServiceError:
@@ -206,19 +162,6 @@ class Ingress:
 
     # ------------------------------------------------------------------ checks in the contract's order
 
-    async def _read_body(self, request: Request) -> bytes:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
-            raise errors.PayloadTooLarge()
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                raise errors.PayloadTooLarge()
-            chunks.append(chunk)
-        return b"".join(chunks)
-
     async def _admit(
         self,
         request: Request,
@@ -228,9 +171,10 @@ class Ingress:
         screen: bool = False,
     ) -> tuple[Principal, Parsed, GuardDecision | None]:
         """The contract's checks in order: 413, 401, 400, 422, 503, 403, 429. The parameters are parsed
-        (``_body``, ``_query`` or ``_nothing``) before the guard call so that, with ``screen``, the guard
-        screens a valid question in the same round trip; a parse error still loses to a 401."""
-        body = await self._read_body(request)  # 413 before anything is parsed
+        (wire/params.py: ``body_as``, ``query_as`` or ``no_params``) before the guard call so that, with
+        ``screen``, the guard screens a valid question in the same round trip; a parse error still loses to
+        a 401."""
+        body = await read_body(request, self.max_body_bytes)  # 413 before anything is parsed
         parsed: Parsed | errors.ServiceError
         try:
             parsed = parse(request, body)
@@ -280,7 +224,7 @@ class Ingress:
 
     async def search(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, req, _ = await self._admit(request, _body(SearchRequest))
+            principal, req, _ = await self._admit(request, body_as(SearchRequest))
             version = await self._pin_index()
             return JSONResponse(await self.pipeline.search(req, principal), headers=version)
 
@@ -291,7 +235,7 @@ class Ingress:
     ) -> Response:
         async def run() -> Response:
             principal, req, screen = await self._admit(
-                request, _body(model), playground=family == "playground", screen=True
+                request, body_as(model), playground=family == "playground", screen=True
             )
             version = await self._pin_index()
             result = await self.pipeline.answer(req, principal, route=family, prescreen=screen)
@@ -346,7 +290,7 @@ class Ingress:
         work's events come through the one queue pump (wire/relay.py) the agent deployment uses too."""
         started = time.perf_counter()
         try:
-            principal, req, screen = await self._admit(request, _body(model), screen=True)
+            principal, req, screen = await self._admit(request, body_as(model), screen=True)
             version = await self._pin_index()
         except errors.ServiceError as exc:
             self.metrics.requests.labels(route, str(exc.status_code)).inc()
@@ -415,7 +359,7 @@ class Ingress:
 
     async def create_conversation(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, _, _ = await self._admit(request, _nothing)
+            principal, _, _ = await self._admit(request, no_params)
             created = await asyncio.to_thread(self.store.create_conversation, principal.key)
             return JSONResponse(created, status_code=201)
 
@@ -423,7 +367,7 @@ class Ingress:
 
     async def get_conversation(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, _, _ = await self._admit(request, _nothing)
+            principal, _, _ = await self._admit(request, no_params)
             cid = request.path_params["conversation_id"]
             record = await asyncio.to_thread(self.store.get_conversation, cid, principal.key)
             if record is None:
@@ -439,7 +383,7 @@ class Ingress:
 
     async def list_documents(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, params, _ = await self._admit(request, _query(DocumentListParams))
+            principal, params, _ = await self._admit(request, query_as(DocumentListParams))
             found = await self.catalog.list(params, principal)
             return JSONResponse(found.model_dump(mode="json"))
 
@@ -447,7 +391,7 @@ class Ingress:
 
     async def get_document(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, _, _ = await self._admit(request, _nothing)
+            principal, _, _ = await self._admit(request, no_params)
             view = await self.catalog.document(request.path_params["document_id"], principal)
             return JSONResponse(view.model_dump(mode="json"))
 
@@ -455,7 +399,7 @@ class Ingress:
 
     async def get_passage(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, _, _ = await self._admit(request, _nothing)
+            principal, _, _ = await self._admit(request, no_params)
             params = request.path_params
             view = await self.catalog.passage(params["document_id"], params["chunk_id"], principal)
             return JSONResponse(view.model_dump(mode="json"))
@@ -464,7 +408,7 @@ class Ingress:
 
     async def get_artifact(self, request: Request) -> Response:
         async def run() -> Response:
-            principal, _, _ = await self._admit(request, _nothing)
+            principal, _, _ = await self._admit(request, no_params)
             found = await self.artifacts.fetch(request.path_params["artifact_id"], principal)
             if found is None:
                 raise errors.NotFound()

@@ -26,6 +26,7 @@ from serve_app.answer.annotation import (
 )
 from serve_app.answer.compose import compose
 from serve_app.answer.refusals import refusal_text
+from serve_app.answer.segments import AnnotationRequest
 from serve_app.answer.v1_gate import v1_gate
 from serve_app.budget import RequestBudget
 from serve_app.config import AppConfig
@@ -171,13 +172,13 @@ class Pipeline:
             return await self._refusal(ctx, principal, outcome.refusal)
 
         composed = compose(outcome.segments)
-        annotation = await self.annotator.annotate(
+        asked = AnnotationRequest(
             composed=composed,
             passages=outcome.passages,
             query=req.query,
             conversation_texts=from_conversation_texts(messages, req.query),
-            budget=budget,
         )
+        annotation = await self.annotator.annotate(asked, budget=budget)
         ctx.budget = budget = annotation.budget or budget
         answer = composed.answer
         v1 = None

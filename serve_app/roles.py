@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from retrieval.port import RetrieverPort
 from serve_app.agent.agent import AgentOutcome, AgentRequest
 from serve_app.answer.annotation import Annotation
-from serve_app.answer.segments import ComposedAnswer, Passage
+from serve_app.answer.segments import AnnotationRequest
 from serve_app.budget import RequestBudget
 from serve_app.conversation.store import ConversationRecord, Exchange
 from serve_app.guard.admission import Admission
@@ -52,15 +52,7 @@ class AgentRole(Protocol):
 class AnnotatorRole(Protocol):
     """Marks every segment of a composed answer; the annotation carries the charged budget back."""
 
-    async def annotate(
-        self,
-        *,
-        composed: ComposedAnswer,
-        passages: dict[str, Passage],
-        query: str,
-        conversation_texts: list[str],
-        budget: RequestBudget,
-    ) -> Annotation: ...
+    async def annotate(self, request: AnnotationRequest, *, budget: RequestBudget) -> Annotation: ...
 
 
 class StoreRole(Protocol):

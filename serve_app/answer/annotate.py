@@ -40,7 +40,7 @@ from serve_app.answer.judge_items import (
     judged_text,
     sanitised,
 )
-from serve_app.answer.segments import ComposedAnswer, ComposedSpan, Passage
+from serve_app.answer.segments import AnnotationRequest, ComposedAnswer, ComposedSpan, Passage
 from serve_app.budget import RequestBudget
 
 JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
@@ -116,17 +116,12 @@ class Annotator:
         # record of each says so in model_call_log
         self.deterministic_judge = deterministic_judge
 
-    async def annotate(
-        self,
-        *,
-        composed: ComposedAnswer,
-        passages: dict[str, Passage],
-        query: str,
-        conversation_texts: list[str],
-        budget: RequestBudget,
-    ) -> Annotation:
-        """Claims, framing, faithfulness and grounding for ``composed``; charges ``budget`` for every framing
-        and judge call made and returns it as ``Annotation.budget``. Never raises for a model's sake."""
+    async def annotate(self, request: AnnotationRequest, *, budget: RequestBudget) -> Annotation:
+        """Claims, framing, faithfulness and grounding for ``request.composed``; charges ``budget`` for every
+        framing and judge call made and returns it as ``Annotation.budget``. Never raises for a model's
+        sake."""
+        composed, passages, query = request.composed, request.passages, request.query
+        conversation_texts = request.conversation_texts
         conversation = [_conversation_norm(t) for t in conversation_texts if t and t.strip()]
         marks = [self._mark(span, passages, conversation) for span in composed.spans]
         to_frame = [m for m in marks if not m.keys and m.span.segment.kind == "framing"]

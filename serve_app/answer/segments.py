@@ -82,6 +82,17 @@ class ComposedAnswer:
     answer: str
     spans: tuple[ComposedSpan, ...]
 
+@dataclass(frozen=True, slots=True)
+class AnnotationRequest:
+    """What the annotator marks: a composed answer, the passages its citation keys name, the question, and
+    the conversation's earlier texts (a sentence repeated from them is ``from_conversation``)."""
+
+    composed: ComposedAnswer
+    passages: dict[str, Passage]
+    query: str
+    conversation_texts: list[str]
+
+
 def passage_identity(passage: Passage) -> dict[str, Any]:
     """The identity shown with a passage, to the agent here and to the judge (keys of judge/prompt.py)."""
     if passage.chunk is not None:

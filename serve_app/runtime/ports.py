@@ -15,7 +15,7 @@ from ray.serve.exceptions import DeploymentUnavailableError, ReplicaUnavailableE
 from serve_app import errors
 from serve_app.agent.agent import AgentOutcome, AgentRequest
 from serve_app.answer.annotation import Annotation
-from serve_app.answer.segments import ComposedAnswer, Passage
+from serve_app.answer.segments import AnnotationRequest
 from serve_app.budget import RequestBudget
 from serve_app.roles import EventSink
 from serve_app.wire.relay import Done
@@ -100,18 +100,7 @@ class RemoteAnnotator:
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
-    async def annotate(
-        self,
-        *,
-        composed: ComposedAnswer,
-        passages: dict[str, Passage],
-        query: str,
-        conversation_texts: list[str],
-        budget: RequestBudget,
-    ) -> Annotation:
+    async def annotate(self, request: AnnotationRequest, *, budget: RequestBudget) -> Annotation:
         with _replica_gone_is_503():
-            annotation: Annotation = await self._handle.annotate.remote(
-                composed=composed, passages=passages, query=query, conversation_texts=conversation_texts,
-                budget=budget,
-            )
+            annotation: Annotation = await self._handle.annotate.remote(request, budget=budget)
         return annotation

@@ -30,6 +30,9 @@ class IdentityKwargs(TypedDict):
 
 def corpus_chunks() -> list[Chunk]:
     apba: IdentityKwargs = dict(title="Qanun Aceh tentang APBA", doc_type="Qanun", number="1", year=2023)
+    uu_aceh: IdentityKwargs = dict(
+        title="Undang-Undang tentang Pemerintahan Aceh", doc_type="UU", number="11", year=2006
+    )
     table_rows = "\n".join([BUDGET_HEADER, *BUDGET_ROWS])
     return [
         make_chunk("apba", 0, table_rows, context=BUDGET_HEADER, kind="table", **apba),
@@ -48,24 +51,18 @@ def corpus_chunks() -> list[Chunk]:
             "Pasal 7 (1) Pemerintahan Aceh dan kabupaten/kota berwenang mengatur dan mengurus urusan "
             "pemerintahan dalam semua sektor publik kecuali urusan pemerintahan yang menjadi kewenangan "
             "Pemerintah.",
-            title="Undang-Undang tentang Pemerintahan Aceh",
-            doc_type="UU",
-            number="11",
-            year=2006,
             section=("BAB IV", "Pasal 7"),
             legal_reference="UU Nomor 11 Tahun 2006, Pasal 7",
+            **uu_aceh,
         ),
         make_chunk(
             "uu-11-2006",
             1,
             "Pasal 8 (1) Rencana persetujuan internasional yang berkaitan langsung dengan Pemerintahan Aceh "
             "yang dibuat oleh Pemerintah dilakukan dengan konsultasi dan pertimbangan DPRA.",
-            title="Undang-Undang tentang Pemerintahan Aceh",
-            doc_type="UU",
-            number="11",
-            year=2006,
             section=("BAB IV", "Pasal 8"),
             legal_reference="UU Nomor 11 Tahun 2006, Pasal 8",
+            **uu_aceh,
         ),
         make_chunk(
             "perppu-2-2008",

@@ -285,12 +285,17 @@ def test_scope_no_longer_indexed(retriever: FakeRetriever) -> None:
     assert_refusal(outcome, "source_scope_unavailable")
 
 
-def test_unreachable_live_source_with_nothing_else(retriever: FakeRetriever) -> None:
+def _unreachable_portal() -> OpenDataTool:
+    """A CKAN portal on the allowlist where nothing listens."""
     port = free_port()
-    portal = OpenDataTool(
+    return OpenDataTool(
         [CkanPortal("Open Data", f"http://127.0.0.1:{port}", timeout_s=1.0)],
         egress=EgressPolicy([f"127.0.0.1:{port}"]),
     )
+
+
+def test_unreachable_live_source_with_nothing_else(retriever: FakeRetriever) -> None:
+    portal = _unreachable_portal()
     outcome = run(
         agent_with(retriever, EmbeddedWriter(), extra=[portal]), query="Berapa jumlah penduduk miskin zzqx?"
     )
@@ -299,11 +304,7 @@ def test_unreachable_live_source_with_nothing_else(retriever: FakeRetriever) -> 
 
 
 def test_unreachable_live_source_says_so_when_documents_answer(retriever: FakeRetriever) -> None:
-    port = free_port()
-    portal = OpenDataTool(
-        [CkanPortal("Open Data", f"http://127.0.0.1:{port}", timeout_s=1.0)],
-        egress=EgressPolicy([f"127.0.0.1:{port}"]),
-    )
+    portal = _unreachable_portal()
     outcome = run(
         agent_with(retriever, EmbeddedWriter(), extra=[portal]), query="Statistik anggaran pendidikan 2023"
     )

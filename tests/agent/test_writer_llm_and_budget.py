@@ -21,6 +21,7 @@ from serve_app.answer.refusals import REFUSAL_REASONS, refusal_text
 from serve_app.answer.segments import Passage, passage_identity
 from serve_app.budget import RequestBudget
 from tests.agent.conftest import corpus_chunks
+from tests.contract.checks import FALLBACK_REASONS
 from tests.support.agents import ScriptedEngine
 from tests.support.answers import make_budget
 
@@ -108,18 +109,9 @@ def test_budget_from_config_and_bad_share() -> None:
 
 
 def test_every_refusal_reason_has_a_fixed_indonesian_text() -> None:
-    assert set(REFUSAL_REASONS) == {
-        "source_scope_empty",
-        "query_budget_exhausted",
-        "model_timeout",
-        "context_budget_exhausted",
-        "agent_output_limit",
-        "mcp_source_unavailable",
-        "source_out_of_scope",
-        "source_scope_unavailable",
-        "unparseable_completion",
-        "insufficient_verified_claims",  # /query (v1) only
-    }
+    # every fallback reason of the contract but policy_blocked (the guard's own text), and v1's own one
+    v1_only = {"insufficient_verified_claims"}
+    assert set(REFUSAL_REASONS) == (FALLBACK_REASONS - {"policy_blocked"}) | v1_only
     assert all(refusal_text(r).strip() for r in REFUSAL_REASONS)
     with pytest.raises(KeyError):
         refusal_text("policy_blocked")

@@ -12,6 +12,7 @@ from judge.types import JudgeItem, JudgeResult
 from serve_app.answer.annotate import Annotator
 from serve_app.answer.annotation import unlocated_pieces
 from serve_app.answer.compose import compose
+from serve_app.answer.segments import AnnotationRequest
 from tests.support.answers import StaticFraming, annotate, check_wire, chunk_passage, make_budget, seg
 from tests.support.judges import ScriptedJudge
 
@@ -170,11 +171,7 @@ def test_nothing_unverified_ever_looks_supported(
     composed = compose(segments)
     ann = asyncio.run(
         Annotator(judge.judge, checker, split_items=split).annotate(
-            composed=composed,
-            passages={"P1": P1},
-            query="q",
-            conversation_texts=[],
-            budget=make_budget(calls=calls),
+            AnnotationRequest(composed, {"P1": P1}, "q", []), budget=make_budget(calls=calls)
         )
     )
     check_wire(composed.answer, ann)

@@ -202,7 +202,7 @@ def test_ambiguous_ocr_is_left_unparsed(text: str) -> None:
         ("sekitar Rp2 triliun", "Rp2.021.223.677.000.000,00", False),
         ("Rp871.670.000.000", "Rp871,67 miliar", True),
         ("Rp871.667.000.000", "Rp871,67 miliar", False),
-        ("Rp5 miliar", "Rp5.000.000.000,00", True),
+        ("Rp6 miliar", "Rp6.000.000.000,00", True),
         ("9%", "9,2 persen", False),
         ("sekitar 9%", "9,2 persen", True),
         ("9,2%", "9,24 persen", True),
@@ -228,7 +228,7 @@ def test_ratios_keep_their_written_orientation() -> None:
     ("text", "expected"),
     [
         # a duration written as a count of time spans is their product, the bound before the factor its own
-        ("diperiksa paling lambat 1x24 (satu kali dua puluh empat) jam sejak", [("hour", 24, "max")]),
+        ("diperiksa paling lambat 2x24 (dua kali dua puluh empat) jam sejak", [("hour", 48, "max")]),
         ("ditahan tidak lebih dari 3 x 24 jam.", [("hour", 72, "max")]),
         ("dibayar dalam 2×7 hari kerja", [("day", 14, None)]),
         ("papan berukuran 3x4 meter", []),  # not a duration: left unread, as before

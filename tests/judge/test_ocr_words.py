@@ -85,17 +85,17 @@ def test_general_verbs_translate_but_are_not_terms() -> None:
 
 
 RATE = (
-    "(2) Imbalan jasa per bulan dihitung berdasarkan suku bunga acuan ditambah 5% (lima persen) dan dibagi "
-    "12 (dua belas)."
+    "(2) Imbalan jasa per triwulan ditetapkan dari suku bunga acuan, ditambah 3% (tiga persen), lalu dibagi "
+    "4 (empat)."
 )
 
 
 @pytest.mark.parametrize(
     ("claim", "verdict"),
     [
-        ("The monthly fee is the reference rate plus 5%, divided by 12.", "supported"),
-        ("The monthly fee is the reference rate plus 6%, divided by 12.", "unsupported"),
-        ("The monthly fee is the reference rate plus 5%, divided by 10.", "unsupported"),
+        ("The quarterly fee is the reference rate plus 3%, divided by 4.", "supported"),
+        ("The quarterly fee is the reference rate plus 2%, divided by 4.", "unsupported"),
+        ("The quarterly fee is the reference rate plus 3%, divided by 3.", "unsupported"),
     ],
 )
 def test_english_general_verbs(claim: str, verdict: str) -> None:

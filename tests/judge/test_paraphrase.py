@@ -52,7 +52,7 @@ def test_ocr_runs_keep_every_figure_once() -> None:
     assert [(f.unit, f.bound, int(f.value)) for f in days] == [("day", "max", 30)]
 
 
-DEADLINE = "Penetapan kuota dilakukan paling lama 14 (empat belas) hari setelah laporan diterima."
+DEADLINE = "Pembayaran klaim dilakukan paling lama 21 (dua puluh satu) hari setelah berkas diterima."
 BOUNDED_DATE = "Peraturan pelaksanaan ditetapkan paling lambat tanggal 15 Juli 2024."
 BAND = (
     "Tarif retribusi dapat diubah menjadi paling rendah 3% (tiga persen) dan paling tinggi 9% "
@@ -64,22 +64,22 @@ BAND = (
     ("claim", "passage", "verdict"),
     [
         (
-            "Penetapan kuota dilakukan selambat-lambatnya 14 hari setelah laporan diterima.",
+            "Pembayaran klaim dilakukan selambat-lambatnya 21 hari setelah berkas diterima.",
             DEADLINE,
             "supported",
         ),
         (
-            "Penetapan kuota dilakukan paling lambat empat belas hari setelah laporan diterima.",
+            "Pembayaran klaim dilakukan paling lambat dua puluh satu hari setelah berkas diterima.",
             DEADLINE,
             "supported",
         ),
-        ("Penetapan kuota dilakukan paling cepat 14 hari setelah laporan diterima.", DEADLINE, "unsupported"),
+        ("Pembayaran klaim dilakukan paling cepat 21 hari setelah berkas diterima.", DEADLINE, "unsupported"),
         (
-            "Penetapan kuota dilakukan paling lama 14 minggu setelah laporan diterima.",
+            "Pembayaran klaim dilakukan paling lama 21 minggu setelah berkas diterima.",
             DEADLINE,
             "unsupported",
         ),
-        ("The quota is set within 14 days after the report is received.", DEADLINE, "supported"),
+        ("Claim payment is made within 21 days after the file is received.", DEADLINE, "supported"),
         ("Peraturan pelaksanaan ditetapkan selambat-lambatnya 15 Juli 2024.", BOUNDED_DATE, "supported"),
         ("Peraturan pelaksanaan ditetapkan paling cepat tanggal 15 Juli 2024.", BOUNDED_DATE, "unsupported"),
         ("Peraturan pelaksanaan ditetapkan paling lambat tanggal 15 Juni 2024.", BOUNDED_DATE, "unsupported"),
@@ -158,12 +158,12 @@ def test_restatements_and_swapped_entities(claim: str, passage: str, verdict: st
 
 
 COVERS = (
-    "(3) Pembiayaan luar negeri neto sebagaimana dimaksud pada ayat (2) mencakup penarikan pinjaman, namun "
-    "tidak termasuk penerbitan obligasi di pasar internasional."
+    "(3) Pinjaman daerah sebagaimana dimaksud pada ayat (2) mencakup pinjaman jangka pendek, namun "
+    "tidak termasuk penerbitan obligasi daerah."
 )
 CONSISTS = (
-    "Anggaran belanja negara direncanakan sebesar Rp3.100.000.000.000,00, yang terdiri atas:\n"
-    "a. anggaran belanja pemerintah pusat; dan\nb. anggaran transfer ke daerah."
+    "Anggaran pendidikan daerah direncanakan sebesar Rp740.000.000.000,00, yang terdiri atas:\n"
+    "a. anggaran sekolah dasar; dan\nb. anggaran sekolah menengah."
 )
 UNCHANGED = (
     "(5) Dalam hal terjadi perubahan anggaran yang menyebabkan pendapatan bertambah atau berkurang, besaran "
@@ -175,17 +175,17 @@ UNCHANGED = (
     ("claim", "passage", "verdict"),
     [
         (
-            "Pembiayaan luar negeri neto tidak mencakup penerbitan obligasi di pasar internasional.",
+            "Pinjaman daerah tidak mencakup penerbitan obligasi daerah.",
             COVERS,
             "supported",
         ),
         (
-            "Pembiayaan luar negeri neto mencakup penerbitan obligasi di pasar internasional.",
+            "Pinjaman daerah mencakup penerbitan obligasi daerah.",
             COVERS,
             "unsupported",
         ),
         (
-            "Anggaran belanja negara sebesar Rp3,1 triliun tidak mencakup anggaran transfer ke daerah.",
+            "Anggaran pendidikan daerah sebesar Rp740 miliar tidak mencakup anggaran sekolah menengah.",
             CONSISTS,
             "unsupported",
         ),
@@ -201,16 +201,16 @@ def test_negation_needs_support(claim: str, passage: str, verdict: str) -> None:
 
 
 LEAD_IN = (
-    "(3) Pendapatan pajak penghasilan direncanakan sebesar Rp800.000.000.000.000,00 yang didalamnya termasuk "
-    "pajak penghasilan ditanggung Pemerintah atas:\na. bunga obligasi sebesar Rp2.400.000.000.000,00;\n"
-    "b. komoditas panas bumi sebesar Rp1.100.000.000.000,00."
+    "(3) Belanja subsidi direncanakan sebesar Rp90.000.000.000.000,00 yang didalamnya termasuk "
+    "subsidi bunga kredit atas:\na. kredit usaha rakyat sebesar Rp6.500.000.000.000,00;\n"
+    "b. kredit perumahan rakyat sebesar Rp2.300.000.000.000,00."
 )
 
 
 def test_list_items_read_with_their_lead_in() -> None:
-    claim = "Pajak penghasilan ditanggung Pemerintah atas komoditas panas bumi sebesar Rp1,1 triliun."
+    claim = "Subsidi bunga kredit atas kredit perumahan rakyat sebesar Rp2,3 triliun."
     assert _verdict(claim, LEAD_IN) == "supported"
-    swapped = "Pajak penghasilan ditanggung Pemerintah atas bunga obligasi sebesar Rp1,1 triliun."
+    swapped = "Subsidi bunga kredit atas kredit usaha rakyat sebesar Rp2,3 triliun."
     assert _verdict(swapped, LEAD_IN) == "unsupported"
 
 
@@ -231,8 +231,8 @@ CARET = (
     "akan dibiayai dari penerimaan daerah."
 )
 ONE_YEAR = (
-    "Dalam hal harga rata-rata komoditas dalam 1 (satu) tahun mengalami kenaikan lebih dari 8% (delapan "
-    "persen) dari harga yang diasumsikan, Pemerintah dapat melakukan penyesuaian tarif."
+    "Apabila harga rata-rata pupuk selama 1 (satu) tahun mengalami kenaikan melebihi 6% (enam "
+    "persen) dari harga patokan, Pemerintah Daerah dapat mengubah besaran subsidi."
 )
 
 
@@ -248,12 +248,12 @@ ONE_YEAR = (
         ),
         ("Dana cadangan ditetapkan Rp7.402.", CARET, "unsupported"),
         (
-            "Jika harga komoditas setahun naik lebih dari 8 persen dari asumsi, tarif dapat disesuaikan.",
+            "Jika harga pupuk setahun naik lebih dari 6 persen dari patokan, subsidi dapat diubah.",
             ONE_YEAR,
             "supported",
         ),
         (
-            "Jika harga komoditas setahun turun lebih dari 8 persen dari asumsi, tarif dapat disesuaikan.",
+            "Jika harga pupuk setahun turun lebih dari 6 persen dari patokan, subsidi dapat diubah.",
             ONE_YEAR,
             "unsupported",
         ),
@@ -335,14 +335,14 @@ def test_a_measure_in_a_name_labels_nothing(claim: str, passage: str, verdict: s
     assert _verdict(claim, passage) == verdict
 
 
-# A colon between digits is a ratio ("60:40"), no list lead-in: the words before it stay that clause's. A
+# A colon between digits is a ratio ("65:35"), no list lead-in: the words before it stay that clause's. A
 # modal ("mampu", "dapat") between a negation and its verb is skipped, whichever modal each side writes.
 DIVIDED = (
-    "1. Dana cukai daerah sebesar Rp8.000.000.000,00 (delapan miliar rupiah) dibagi dengan porsi 60% "
-    "(enam puluh persen) untuk kabupaten dan 40% (empat puluh persen) untuk kota dengan rincian:\n"
-    "a. Dana cukai daerah kabupaten sebesar Rp4.800.000.000,00 (empat miliar delapan ratus juta "
+    "1. Dana cukai daerah sebesar Rp9.000.000.000,00 (sembilan miliar rupiah) dibagi dengan porsi 65% "
+    "(enam puluh lima persen) untuk kabupaten dan 35% (tiga puluh lima persen) untuk kota dengan rincian:\n"
+    "a. Dana cukai daerah kabupaten sebesar Rp5.850.000.000,00 (lima miliar delapan ratus lima puluh juta "
     "rupiah).\n"
-    "b. Dana cukai daerah kota sebesar Rp3.200.000.000,00 (tiga miliar dua ratus juta rupiah).\n"
+    "b. Dana cukai daerah kota sebesar Rp3.150.000.000,00 (tiga miliar seratus lima puluh juta rupiah).\n"
     "(2) Dalam hal daerah belum dapat memenuhi syarat penyaluran, dana ditunda."
 )
 
@@ -351,14 +351,14 @@ DIVIDED = (
     ("claim", "passage", "verdict"),
     [
         (
-            "Dana cukai daerah Rp8 miliar dibagi 60:40, sehingga kabupaten memperoleh Rp4,8 miliar dan "
-            "kota Rp3,2 miliar.",
+            "Dana cukai daerah Rp9 miliar dibagi 65:35, sehingga kabupaten memperoleh Rp5,85 miliar dan "
+            "kota Rp3,15 miliar.",
             DIVIDED,
             "supported",
         ),
         (
-            "Dana cukai daerah Rp8 miliar dibagi 60:40, sehingga kota memperoleh Rp4,8 miliar dan "
-            "kabupaten Rp3,2 miliar.",
+            "Dana cukai daerah Rp9 miliar dibagi 65:35, sehingga kota memperoleh Rp5,85 miliar dan "
+            "kabupaten Rp3,15 miliar.",
             DIVIDED,
             "unsupported",
         ),
@@ -371,8 +371,8 @@ def test_ratio_colons_and_modals(claim: str, passage: str, verdict: str) -> None
 
 
 def test_a_ratio_colon_opens_no_list() -> None:
-    claim = "Dana cukai daerah Rp8 miliar dibagi 60:40, sehingga kabupaten memperoleh Rp4,8 miliar."
+    claim = "Dana cukai daerah Rp9 miliar dibagi 65:35, sehingga kabupaten memperoleh Rp5,85 miliar."
     view = fresh_view(claim)
     last = view.quantities[-1]
-    assert view.figures[last].value == 4_800_000_000
-    assert all(claim[start:end].find("Rp8") == -1 for start, end in view.regions[last])
+    assert view.figures[last].value == 5_850_000_000
+    assert all(claim[start:end].find("Rp9") == -1 for start, end in view.regions[last])

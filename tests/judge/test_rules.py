@@ -32,8 +32,8 @@ TABLE = JudgePassage(
 RISE = JudgePassage("P3", "Pendapatan asli daerah Aceh tahun 2024 meningkat 9 persen dibanding tahun 2023.")
 FINE = JudgePassage(
     "P4",
-    "Setiap orang yang melanggar dipidana dengan pidana penjara paling lama 5 (lima) tahun dan denda paling "
-    "banyak Rp500.000.000,00 (lima ratus juta rupiah).",
+    "Setiap orang yang melanggar dipidana dengan pidana penjara paling lama 3 (tiga) tahun dan denda paling "
+    "banyak Rp250.000.000,00 (dua ratus lima puluh juta rupiah).",
 )
 QANUN = JudgePassage(
     "P5",
@@ -61,7 +61,7 @@ HEADER = "| Urusan | Pagu 2023 | Pagu 2024 |"
         ("| Pendidikan | Rp871.667.219.294 | Rp900.000.000.000 |", TABLE, HEADER),
         ("| Pendidikan | Rp871,67 miliar | Rp900 miliar |", TABLE, HEADER),
         ("Pendapatan asli daerah Aceh tahun 2024 naik 9 persen.", RISE, ""),
-        ("Pelanggar dipidana penjara paling lama 5 tahun dan denda paling banyak Rp500 juta.", FINE, ""),
+        ("Pelanggar dipidana penjara paling lama 3 tahun dan denda paling banyak Rp250 juta.", FINE, ""),
         ("Qanun Aceh Nomor 1 Tahun 2023 mengatur pengelolaan keuangan Aceh.", QANUN, ""),
     ],
 )
@@ -97,7 +97,7 @@ def test_supported(claim: str, passage: JudgePassage, context: str) -> None:
         ("| Pendidikan | Rp900.000.000.000 | Rp871.667.219.294 |", TABLE, HEADER, "period_mismatch"),
         ("Pendapatan asli daerah Aceh tahun 2024 turun 9 persen.", RISE, "", "polarity_conflict"),
         ("Pagu pendidikan tahun 2023 naik menjadi Rp871,67 miliar.", TABLE, "", "direction_unsupported"),
-        ("Pelanggar dipidana penjara paling singkat 5 tahun.", FINE, "", "polarity_conflict"),
+        ("Pelanggar dipidana penjara paling singkat 3 tahun.", FINE, "", "polarity_conflict"),
         (
             "Qanun Aceh Nomor 2 Tahun 2023 mengatur pengelolaan keuangan Aceh.",
             QANUN,

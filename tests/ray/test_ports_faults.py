@@ -56,9 +56,7 @@ NOTHING: Any = None  # the dead handle fails before any argument is read
         pytest.param(
             lambda: RemoteAgent(DeadHandle()).run(NOTHING, budget=NOTHING, on_event=_sink), id="agent-stream"
         ),
-        pytest.param(lambda: RemoteAnnotator(DeadHandle()).annotate(
-                composed=NOTHING, passages={}, query="", conversation_texts=[], budget=NOTHING
-            ), id="annotator"),
+        pytest.param(lambda: RemoteAnnotator(DeadHandle()).annotate(NOTHING, budget=NOTHING), id="annotator"),
     ],
 )
 def test_a_dead_replica_is_503(call: Any) -> None:

@@ -223,3 +223,22 @@ def test_identity_from_title() -> None:
 def test_relation_of(text: str, section: str | None, relation: str) -> None:
     ref = [r for r in find_references(text) if r.names_document][-1]
     assert relation_of(text, ref, section) == relation
+
+
+def test_a_type_year_number_path_names_the_regulation() -> None:
+    from retrieval.documents import with_path_identity
+    from retrieval.legal import identity_from_path
+    from retrieval.types import DocumentIdentity
+
+    assert identity_from_path("uu/2016/18.md") == ("UU", "18", 2016)
+    assert identity_from_path("corpus/pp/2015/118.md") == ("PP", "118", 2015)
+    assert identity_from_path("uu/uu_11_2006.md") is None
+    assert identity_from_path("data/2016/18.md") is None
+    # OCR broke the title's number ("NOMOR 1 8"): the path's identity wins, the title stays
+    broken = DocumentIdentity(title="18")
+    fixed = with_path_identity(broken, "uu/2016/18.md")
+    assert (fixed.doc_type, fixed.number, fixed.year) == ("UU", "18", 2016)
+    assert fixed.issuer == "Republik Indonesia"
+    assert fixed.title == "18"
+    right = DocumentIdentity("UU 18/2016", "UU", "18", 2016, "Republik Indonesia")
+    assert with_path_identity(right, "uu/2016/18.md") is right

@@ -26,3 +26,17 @@ def test_diversify_keeps_other_documents_in_view() -> None:
     assert diversify(items, lambda x: x[0], 0.75, 4) == [("a", 1), ("a", 2), ("b", 5), ("c", 7)]
     assert diversify(items, lambda x: x[0], 1.0, 4) == [("a", 1), ("b", 5), ("c", 7), ("d", 8)]
     assert diversify(items, lambda x: x[0], 0.0, 3) == items[:3]
+
+
+def test_english_regulation_names_are_written_the_indonesian_way() -> None:
+    from retrieval.legal import find_references
+
+    for query, code, number, year in (
+        ("How does Law 21/2001 define special autonomy?", "UU", "21", 2001),
+        ("What does Law No. 13 of 2003 say about annual leave?", "UU", "13", 2003),
+        ("What does Government Regulation Number 12 of 2019 say on budgets?", "PP", "12", 2019),
+    ):
+        refs = find_references(corpus_query(query))
+        assert [(r.doc_type, r.number, r.year) for r in refs] == [(code, number, year)]
+    # an Indonesian question is left as asked
+    assert corpus_query("Apa isi Law 21/2001?") == "Apa isi Law 21/2001?"

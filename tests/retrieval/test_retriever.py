@@ -122,3 +122,13 @@ def test_a_bare_article_number_within_a_scope(retriever: Retriever) -> None:
     qanun = _doc_id(retriever, "qanun_apba_2023.md")
     hits = retriever.search("Pasal 6", top_k=3, document_ids=[qanun])
     assert hits[0].chunk.section_path == ("BAB II", "Pasal 6")
+
+
+def test_a_table_row_named_by_its_line_ranks_first(retriever: Retriever) -> None:
+    hits = retriever.search("berapa anggaran belanja pegawai yang direncanakan", top_k=5, provenance=True)
+    top = hits[0]
+    assert top.chunk.kind == "table" and "Belanja Pegawai" in top.chunk.text
+    assert top.stages["table"]["score"] == 1.0
+    # a query that names a regulation is an exact request: no table row is pushed in
+    named = retriever.search("belanja pegawai Pasal 183 UU 11/2006", top_k=5, provenance=True)
+    assert all("table" not in h.stages for h in named)

