@@ -29,7 +29,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from serve_app.agent.query import SHARE_WORDS, search_query
+from serve_app.agent.query import SHARE_WORDS, expected_figure, search_query
 from serve_app.agent.text import words
 from serve_app.agent.tools.base import MCP_TOOL_PREFIX
 from serve_app.agent.tools.table import detect_operation
@@ -139,7 +139,9 @@ class Planner:
         if with_article and relation is None:
             lookups = tuple(PlannedCall("legal_check", {"ref": r}) for r in with_article[:2])
             return Plan("legal_check", lookups)
-        if relation is not None and whole_laws:
+        # "Berapa … setelah perubahan APBN (UU 15/2013)?" asks for a figure the named law states, not for the
+        # regulations that amend it: a question for a figure is never a cross-reference question.
+        if relation is not None and whole_laws and expected_figure(query) is None:
             r = whole_laws[0]
             args = {
                 "doc_type": r.doc_type,

@@ -98,6 +98,7 @@ class Query:
     named_words: list[Term] = field(default_factory=list)  # "menurut Qanun Penyelenggaraan Pendidikan"
     named_ref: tuple[str, int] | None = None  # (number, year) of a regulation the question names
     names: list[Term] = field(default_factory=list)  # "Kabupaten Simeulue" → simeulue
+    places: frozenset[str] = frozenset()  # words of a place named after "di"/"in" ("in Banda Aceh")
     asks_list: bool = False
     asks_change: bool = False
     asks_share: bool = False
@@ -123,6 +124,34 @@ def search_query(query: str) -> str:
         return query
     added = [w for t in analyse(query).terms for alt in t.alts for w in alt if w not in tokens]
     return " ".join([query, *dict.fromkeys(added)])
+
+
+# How the documents state a figure of each kind: "direncanakan sebesar Rp…", "paling sedikit 30% (tiga puluh
+# persen)". A search for the asked thing with these words finds the provision that states its amount.
+_STATING_WORDS: dict[str, tuple[str, ...]] = {
+    "money": ("sebesar",),
+    "rate": ("sebesar",),
+    "percent": ("persen",),
+}
+
+
+def statement_query(query: str) -> str | None:
+    """A search for the sentence that states the asked figure: the question's content words (in Indonesian:
+    an English word is replaced by the lexicon's Indonesian words), the regulation it names, the asked
+    years and the words a figure of the asked kind is stated with; None when no figure is asked.
+
+    The question itself ranks the provisions that repeat its words ("anggaran … ditetapkan dalam APBN") above
+    the one that states the amount, since every article of a budget law speaks of the budget."""
+    q = analyse(query)
+    if q.figure is None or not q.terms:
+        return None
+    english = sum(t in _ENGLISH_MARKERS for t in words(query)) >= 2
+    parts = [m.group(0) for m in REGULATION_ID.finditer(query)]
+    for t in q.terms:
+        parts += list(t.alts[0]) if english and t.alts else [t.raw]
+    parts += q.years
+    parts += _STATING_WORDS.get(q.figure, ())
+    return " ".join(dict.fromkeys(parts))
 
 
 def expected_figure(query: str) -> str | None:
@@ -164,6 +193,15 @@ def _names(query: str) -> list[Term]:
             if word.lower() not in _GENERIC_NAMES and word.lower() not in _NAME_PREFIXES:
                 found.append(_term(word.lower()))
     return list({t.raw: t for t in found}.values())
+
+
+_PLACE = re.compile(r"\b(?:di|in|at)\s+((?:[A-Z][a-z]+\s*){1,3})")
+
+
+def _places(query: str) -> frozenset[str]:
+    """Words of the places the question names after a preposition ("di Banda Aceh", "in Banda Aceh"): where
+    the asked thing is, never the thing itself."""
+    return frozenset(w for m in _PLACE.finditer(query) for w in words(m.group(1)))
 
 
 def _named_document(query: str) -> list[Term]:
@@ -213,6 +251,7 @@ def analyse(query: str) -> Query:
         named_words=_named_document(query),
         named_ref=named_ref,
         names=_names(query),
+        places=_places(query),
         asks_list=any(t in _ASKS_LIST for t in tokens) or "apa saja" in " ".join(tokens)
         or "what are" in " ".join(tokens),
         asks_change=any(t in _ASKS_CHANGE for t in tokens),

@@ -28,7 +28,7 @@ STOPWORDS = frozenset(
     diatur dokumen harus hal hanya ini itu jadi jelaskan jika juga kah kalau kami kamu kan karena ke kepada
     ketika lagi lain maka mana masih maupun mau melalui memang menjadi menurut mereka misalnya mohon nya
     oleh pada para per perlu pun saat saja sampai sangat saya se sebagai sebagaimana sebuah secara sedang
-    seperti serta sesuai setiap siapa sebutkan sudah supaya tadi tahun tanpa tentang terhadap tersebut
+    seperti serta sesuai setelah setiap siapa sebutkan sudah supaya tadi tahun tanpa tentang terhadap tersebut
     tertentu tolong untuk yaitu yakni yang dimaksud bagaimanakah apa saja disebutkan tercantum isi
     the of and what is how
     """.split()

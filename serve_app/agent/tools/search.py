@@ -6,8 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from models.tokens import estimate_tokens
-from retrieval.types import Chunk
+from retrieval.types import Chunk, SearchHit
+from serve_app.agent.query import FIGURES, analyse, statement_query
 from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
+
+# A figure question also reads the provisions of its leading documents that state a figure of the asked kind
+# (see statement_query): this many documents, this many candidates, at most this share of top_k added.
+STATEMENT_DOCUMENTS = 2
+STATEMENT_CANDIDATES = 24
+STATEMENT_SHARE = 0.5
 
 
 def _scoped(ctx: ToolContext, ids: frozenset[str] | None) -> frozenset[str] | None:
@@ -39,7 +46,28 @@ class SearchTool(Tool):
                 continue
             seen.add(hit.chunk.chunk_id)
             evidence.append(Evidence.of_chunk(hit.chunk, hit.score))
-        return ToolResult("ok" if evidence else "empty", evidence[:top_k])
+        evidence = evidence[:top_k]
+        for hit in await self._statements(ctx, evidence, top_k):
+            if hit.chunk.chunk_id not in seen:
+                seen.add(hit.chunk.chunk_id)
+                evidence.append(Evidence.of_chunk(hit.chunk, hit.score))
+        return ToolResult("ok" if evidence else "empty", evidence)
+
+    async def _statements(self, ctx: ToolContext, found: list[Evidence], top_k: int) -> list[SearchHit]:
+        """For a figure question: the chunks of the leading documents that state a figure of the asked kind,
+        best first, found by :func:`statement_query` (they come after the first list, so the writer reads
+        both and picks the sentence that states what was asked)."""
+        query = statement_query(ctx.query)
+        kind = analyse(ctx.query).figure
+        if query is None or kind is None:
+            return []
+        docs = list(dict.fromkeys(e.chunk.document_id for e in found if e.chunk is not None))
+        docs = [d for d in docs if ctx.in_scope(d)][:STATEMENT_DOCUMENTS]
+        if not docs:
+            return []
+        hits = await ctx.retriever.search(query, top_k=STATEMENT_CANDIDATES, document_ids=frozenset(docs))
+        stating = [h for h in hits if FIGURES[kind].search(h.chunk.text)]
+        return stating[: max(1, int(top_k * STATEMENT_SHARE))]
 
 
 class LegalCheckTool(Tool):

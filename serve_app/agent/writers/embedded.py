@@ -63,6 +63,8 @@ MAX_FIGURE_FACTS = 2
 _NOT_A_FIGURE = re.compile(
     r"(?i)\b(?:pasal|ayat|huruf|angka|nomor|no\.?|bab|bagian|paragraf)\s*\(?\d+[a-z]?\)?|^\(?\d{1,2}[.)]\s"
     r"|\b\d+\s*/\s*\d{4}\b|\btahun\s+\d{4}\b(?=.{0,40}?\btentang\b)"
+    r"|\b\d{1,2}\s+(?:januari|februari|maret|april|mei|juni|juli|agustus|september|oktober|november|desember)"
+    r"\s+\d{4}\b"  # a date ("8 Juni 2021"): when a text was signed, no figure
 )
 _DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
 

@@ -4,12 +4,13 @@ kind of figure."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Sequence
 
 from serve_app.agent.query import CHANGE_WORDS, FIGURES, SUPERLATIVES, Query, Term, analyse
-from serve_app.agent.text import title_acronyms, words
+from serve_app.agent.text import STOPWORDS, stem, title_acronyms, words
 from serve_app.agent.writers.units import CELL_STOPWORDS, VERB_LIKE, Bag, Unit
 
 
@@ -45,12 +46,13 @@ def score_units(query: str, units: list[Unit]) -> Query:
     q = analyse(query)
     terms = q.terms
     n = len(units) or 1
-    df = Counter(
-        t.raw
-        for u in units
-        for t in terms
-        if u.own.has_term(t) or u.lead_bag.has_term(t) or u.around.has_term(t)
-    )
+    # Rarity among the statements themselves: a word of the documents' titles ("Anggaran Pendapatan dan
+    # Belanja Negara") is found around every unit of a budget law, and counting it there made it weigh
+    # nothing, so a statement that says "Pendapatan Negara … sebesar Rp…" lost to one that only repeats
+    # another asked word. A word no statement uses is counted where it is found (title, section).
+    stated = Counter(t.raw for u in units for t in terms if u.own.has_term(t) or u.lead_bag.has_term(t))
+    anywhere = Counter(t.raw for u in units for t in terms if u.around.has_term(t))
+    df = {t.raw: stated[t.raw] or anywhere[t.raw] for t in terms}
     idf = {t.raw: math.log((n + 1) / (df[t.raw] + 0.5)) + 0.1 for t in terms}
     # A word no unit uses weighs like the rarest word some unit uses: it still lowers coverage (the asked
     # entity may be missing) without drowning every other word.
@@ -64,9 +66,15 @@ def score_units(query: str, units: list[Unit]) -> Query:
     article = (max(weight.values(), default=1.0) * 1.5) if q.pasal else 0.0
     total = (sum(weight.values()) + article) or 1.0
     named_docs = {u.document for u in units if _names_document(u, q)}
+    # The asked thing as the question names it, word after word ("subsidi listrik", "pendapatan negara"): a
+    # statement that names it so beats one where the same words only occur apart.
+    phrases = {(a.stem, b.stem) for a, b in zip(terms, terms[1:])}
     for u in units:
         matched = 0.0
+        topic = False  # the unit names something asked besides the place ("Ditetapkan di Banda Aceh …")
         for t in terms:
+            if u.own.has_term(t) or u.lead_bag.has_term(t):
+                topic = topic or t.raw not in q.places
             if u.own.has_term(t):
                 matched += weight[t.raw]
             elif u.lead_bag.has_term(t):
@@ -77,6 +85,8 @@ def score_units(query: str, units: list[Unit]) -> Query:
                 matched += 0.25 * weight[t.raw]
         if q.pasal and u.pasal == q.pasal:
             matched += article * (0.4 if q.ayat and u.ayat and u.ayat != q.ayat else 1.0)
+        if not topic and q.places and not (q.pasal and u.pasal == q.pasal):
+            matched = 0.0
         score = matched
         u.coverage = matched / total if (terms or q.pasal) else 0.0
         for name in q.names:
@@ -85,7 +95,12 @@ def score_units(query: str, units: list[Unit]) -> Query:
         states_figure = q.figure is None or bool(FIGURES[q.figure].search(u.own_text))
         if q.years:
             period = _period_factor(u, q.years)
-            if period is None or (not any(u.periods) and not states_figure):
+            undated = not any(u.periods)
+            # An amount in a dated regulation that no year dates is a standing rate, no year's budget; in the
+            # document the question names, or one whose own number and year cannot be read (OCR), it may be.
+            dated_document = u.document_ref[1] is not None
+            standing = undated and q.figure == "money" and dated_document and u.document not in named_docs
+            if period is None or (undated and not states_figure) or standing:
                 # another period; or no period and not the figure asked for: "anggaran 2021" is not
                 # answered by a rule on budgets that states no amount
                 u.score, u.coverage = 0.0, 0.0
@@ -109,10 +124,20 @@ def score_units(query: str, units: list[Unit]) -> Query:
             score *= 1.5  # "paling rendah": the sentence that names the lowest beats the rows to compare
         if not q.asks_change and any(w in CHANGE_WORDS for w in u.own.words):
             score *= 0.75  # "naik sebesar Rp62 miliar" answers how much it grew, not how much it is
+        named = len(phrases & _stem_pairs(u.own_text))
+        if named:
+            score *= 1.0 + 0.3 * min(named, 2)
         if len(u.text) > 500:
             score *= 0.8
         u.score = score
     return q
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem_pairs(text: str) -> frozenset[tuple[str, str]]:
+    """Neighbouring content words of a text, stemmed (function words skipped: "Transfer ke Daerah")."""
+    stems = [stem(w) for w in words(text) if w not in STOPWORDS and not w[0].isdigit()]
+    return frozenset(zip(stems, stems[1:]))
 
 
 def _label_match(u: Unit, terms: Sequence[Term]) -> float:

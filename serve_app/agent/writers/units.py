@@ -267,7 +267,8 @@ def extract_units(passages: Sequence[Passage]) -> list[Unit]:
         ref = (p.chunk.identity.number, p.chunk.identity.year) if p.chunk is not None else (None, None)
         context_header = _context_header(p)
         state = _Reader(header=context_header)
-        lines = p.text.splitlines()
+        tabular = p.kind == "tool" or (p.chunk is not None and p.chunk.kind == "table")
+        lines = p.text.splitlines() if tabular else unwrap_lines(p.text)
         position = 0
 
         def add(text: str, kind: str, item: bool = False, short: bool = False) -> Unit | None:
@@ -328,6 +329,32 @@ def extract_units(passages: Sequence[Passage]) -> list[Unit]:
                 continue
             _read_prose_line(line, index, state, add)
     return units
+
+
+_SENTENCE_END = re.compile(r"[.;:!?)\]”\"']$")
+_STARTS_BLOCK = re.compile(
+    r"^(?:\||#|>|[-*+]\s|(?:\d{1,3}|[a-zA-Z])[.)]\s|\(\d+[a-z]?\)|Pasal\s+\d+[A-Z]?\s*$|BAB\s|Ayat\s+\()"
+)
+
+
+def unwrap_lines(text: str) -> list[str]:
+    """The passage's lines with hard wraps undone: a prose line that ends mid-sentence ("… yang dimaksud
+    dalam") runs on into the next line unless that one starts a new provision, item, table row or heading.
+    A unit cut at the wrap would state half a provision (the asked figure in one half, what it is in the
+    other), or end inside a legal reference. The two lines are joined by one space."""
+    out: list[str] = []
+    open_sentence = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if open_sentence and line and "|" not in line and not _STARTS_BLOCK.match(line):
+            out[-1] = f"{out[-1]} {line}"
+        else:
+            out.append(raw)
+        last = out[-1].strip()
+        # a heading ("Pasal 36", "BAB IX", "KETENTUAN UMUM") or a table row opens no sentence
+        heading = len(last.split()) < 4 or last.isupper()
+        open_sentence = not heading and "|" not in last and not _SENTENCE_END.search(last)
+    return out
 
 
 def _read_prose_line(line: str, index: int, state: _Reader, add: _AddUnit) -> None:
