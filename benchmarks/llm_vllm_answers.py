@@ -168,7 +168,8 @@ def run_answers(args: Any) -> int:
         return "–" if value is None else f"{value:.3f}"
 
     figures = {
-        f"{arm}: figures exact / unanswerable refused / answerable refused": " / ".join(
+        # short, so the README row stays readable: figures exact / unanswerable refused / answerable refused
+        f"{arm} exact/abstain/false-refusal": "/".join(
             rate(a[key])
             for key in ("answer_all_figures_exact", "abstention_rate_unanswerable", "false_refusal_rate")
         )
