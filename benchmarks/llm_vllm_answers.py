@@ -164,10 +164,14 @@ def run_answers(args: Any) -> int:
             arms[arm] = {**arm_summary(rows, metrics, questions),
                          "seconds": round(time.perf_counter() - arm_started, 1)}
             print(f"{arm}: {json.dumps(arms[arm])}", flush=True)
+    def rate(value: float | None) -> str:  # None: the subset holds no question of that kind
+        return "–" if value is None else f"{value:.3f}"
+
     figures = {
-        f"{arm}: figures exact / unanswerable refused / answerable refused": (
-            f"{a['answer_all_figures_exact']:.3f} / {a['abstention_rate_unanswerable']:.3f} / "
-            f"{a['false_refusal_rate']:.3f}"
+        # short, so the README row stays readable: figures exact / unanswerable refused / answerable refused
+        f"{arm} exact/abstain/false-refusal": "/".join(
+            rate(a[key])
+            for key in ("answer_all_figures_exact", "abstention_rate_unanswerable", "false_refusal_rate")
         )
         for arm, a in arms.items()
     }
