@@ -68,7 +68,10 @@ def score_units(query: str, units: list[Unit]) -> Query:
     named_docs = {u.document for u in units if _names_document(u, q)}
     # The asked thing as the question names it, word after word ("subsidi listrik", "pendapatan negara"): a
     # statement that names it so beats one where the same words only occur apart.
-    phrases = {(a.stem, b.stem) for a, b in zip(terms, terms[1:])}
+    # The pairs come from the question's own word order too: its terms are deduplicated, so in "Pajak
+    # Daerah dan Retribusi Daerah" the terms alone would pair "retribusi" with the next new word and miss
+    # the second line.
+    phrases = {(a.stem, b.stem) for a, b in zip(terms, terms[1:])} | _stem_pairs(query)
     for u in units:
         matched = 0.0
         topic = False  # the unit names something asked besides the place ("Ditetapkan di Banda Aceh …")
