@@ -24,7 +24,7 @@ from serve_app.config.engines import (
     RayServeLLMConfig,
     RolesConfig,
 )
-from serve_app.config.paths import DATA_ROOT, DEFAULT_CONFIG, REPO_ROOT, resolve_path
+from serve_app.config.paths import DATA_ROOT, DEFAULT_CONFIG, INSTALLED, REPO_ROOT, resolve_path
 from serve_app.config.serving import ROLES, AutoscalingConfig, DeploymentConfig, Role, ServeConfig
 from serve_app.config.sources import (
     BpsConfig,
@@ -36,12 +36,40 @@ from serve_app.config.sources import (
 )
 
 __all__ = [
-    "DATA_ROOT", "DEFAULT_CONFIG", "ENGINE_KINDS", "IN_GRAPH_LLM_SCHEME", "REPO_ROOT", "ROLES", "AppConfig",
-    "ArtifactsConfig", "AutoscalingConfig", "BpsConfig", "BudgetConfig", "CkanPortalConfig", "ConfigError",
-    "DeploymentConfig", "EncoderConfig", "EngineConfig", "JudgeConfig", "LimitsConfig", "McpServerConfig",
-    "ModelServerConfig", "RayServeLLMConfig", "RetrievalConfig", "Role", "RolesConfig", "SelectionConfig",
-    "SelectionFilter", "ServeConfig", "SourcesConfig", "SqlSourceConfig", "V1Config", "host_allowed",
-    "load_config", "resolve_path",
+    "DATA_ROOT",
+    "DEFAULT_CONFIG",
+    "ENGINE_KINDS",
+    "IN_GRAPH_LLM_SCHEME",
+    "INSTALLED",
+    "REPO_ROOT",
+    "ROLES",
+    "AppConfig",
+    "ArtifactsConfig",
+    "AutoscalingConfig",
+    "BpsConfig",
+    "BudgetConfig",
+    "CkanPortalConfig",
+    "ConfigError",
+    "DeploymentConfig",
+    "EncoderConfig",
+    "EngineConfig",
+    "JudgeConfig",
+    "LimitsConfig",
+    "McpServerConfig",
+    "ModelServerConfig",
+    "RayServeLLMConfig",
+    "RetrievalConfig",
+    "Role",
+    "RolesConfig",
+    "SelectionConfig",
+    "SelectionFilter",
+    "ServeConfig",
+    "SourcesConfig",
+    "SqlSourceConfig",
+    "V1Config",
+    "host_allowed",
+    "load_config",
+    "resolve_path",
 ]
 
 

@@ -246,7 +246,9 @@ def llm_client(
         tmp_path_factory.mktemp("llm"),
         demo_index,
         vllm,
-        timeouts={"agent": 40.0},  # the stopped-server test waits this long for the agent's call
+        # the stopped-server test waits this long for the agent's call; 200 tokens at about 5 a second took
+        # over 40 s on a slower 2-core host
+        timeouts={"agent": 75.0},
         agent={"max_output_tokens": 200, "max_segments": 2, "max_segment_chars": 120, "max_cites": 2},
     )
     pipeline = factory.build_inprocess(cfg, retriever=demo_retriever)
