@@ -5,7 +5,7 @@ A table row is short and its words repeat in thousands of rows and statutes, so 
 seldom holds the row a question names: the statute that explains a budget line outranks the line. Here a
 row counts as named when every word of one of its text cells stands in the query (two words at least: a
 one-word cell such as "Belanja" names a column value, not a line). The rows whose named cell is the most
-specific (most words) win, as "Belanja Modal Jalan dan Jembatan" beats "Belanja Modal".
+specific (most words) win, as "Belanja Modal Gedung dan Bangunan" beats "Belanja Modal".
 """
 
 from __future__ import annotations

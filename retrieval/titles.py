@@ -1,6 +1,6 @@
 """Documents a query names by the words of their title, not by number.
 
-People name a statute by its subject ("UU Administrasi Pemerintahan", "UU Penanggulangan Bencana") or a budget
+People name a statute by its subject ("UU Perlindungan Konsumen", "UU Sistem Pendidikan Nasional") or a budget
 law by its fiscal year ("APBN Tahun Anggaran 2015": the title says "Anggaran Pendapatan dan Belanja Negara
 Tahun Anggaran 2015", its number says 2014). A corpus-wide chunk ranking often misses such a document: other
 statutes repeat the question's words more often. This index scores each document by how much of the query's
