@@ -56,7 +56,7 @@ def subset(questions: list[dict[str, Any]], limit: int | None) -> list[dict[str,
 def arm_config(arm: str, env: dict[str, str], base_url: str, model: str) -> Any:
     """configs/llm-cpu.yaml with the arm's roles: the file's LLM roles pointed at ``base_url``, or those
     roles embedded. No model servers are started by the app (the benchmark owns the one it uses)."""
-    from benchmarks.llm_vllm import LLM_CONFIG
+    from benchmarks.llm_vllm_server import LLM_CONFIG
     from serve_app.config import load_config
 
     cfg = load_config(str(LLM_CONFIG), env=env)
@@ -122,7 +122,7 @@ def _score_arm(
 
 
 def run_answers(args: Any) -> int:
-    from benchmarks.llm_vllm import vllm_server, write
+    from benchmarks.llm_vllm_server import vllm_server, write
     from serve_app.runtime import factory, index_setup
 
     index = pick_index(args.index)
@@ -136,8 +136,11 @@ def run_answers(args: Any) -> int:
     # The scorer scores what its gold file holds: the subset's own lines of the data set (a temp file).
     gold = tmp / "gold.jsonl"
     gold.write_text(
-        "".join(line + "\n" for line in GOLD.read_text(encoding="utf-8").splitlines()
-                if line.strip() and json.loads(line)["id"] in ids),
+        "".join(
+            line + "\n"
+            for line in GOLD.read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line)["id"] in ids
+        ),
         encoding="utf-8",
     )
     env = {
@@ -161,9 +164,12 @@ def run_answers(args: Any) -> int:
             rows = asyncio.run(_answers(app, questions))
             rows_by_arm[arm] = rows
             metrics = _score_arm(rows, ranks, gold, tmp, arm)
-            arms[arm] = {**arm_summary(rows, metrics, questions),
-                         "seconds": round(time.perf_counter() - arm_started, 1)}
+            arms[arm] = {
+                **arm_summary(rows, metrics, questions),
+                "seconds": round(time.perf_counter() - arm_started, 1),
+            }
             print(f"{arm}: {json.dumps(arms[arm])}", flush=True)
+
     def rate(value: float | None) -> str:  # None: the subset holds no question of that kind
         return "–" if value is None else f"{value:.3f}"
 
@@ -185,9 +191,17 @@ def run_answers(args: Any) -> int:
         "seconds": round(time.perf_counter() - started, 1),
         "rows": {
             # no answer text or figures: the record carries no dev-set content, only what happened
-            arm: [{"id": r["id"], "status": r["status"], "refused": r["refused"],
-                   "supported_figures": len(r["supported_figures"]), "claims": r["claims"],
-                   "latency_ms": r["latency_ms"]} for r in rows]
+            arm: [
+                {
+                    "id": r["id"],
+                    "status": r["status"],
+                    "refused": r["refused"],
+                    "supported_figures": len(r["supported_figures"]),
+                    "claims": r["claims"],
+                    "latency_ms": r["latency_ms"],
+                }
+                for r in rows
+            ]
             for arm, rows in rows_by_arm.items()
         },
     }
