@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -105,13 +105,28 @@ def deadline_left(deadline: float | None) -> float | None:
     return left
 
 
+@dataclass(frozen=True, slots=True)
+class GenArgs:
+    """The keyword arguments of one ``generate`` call, typed once: engines implement ``_generate`` on it
+    instead of each repeating the public signature (and its defaults) of :meth:`Engine.generate`."""
+
+    role: str
+    json_schema: dict[str, Any] | None = None
+    max_tokens: int = 512
+    temperature: float = 0.0
+    deadline: float | None = None
+
+    def as_kwargs(self) -> dict[str, Any]:
+        """The request as ``generate``'s keyword arguments (a wrapper passes them on to its inner engine)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
 class Engine(ABC):
     """A model behind one small protocol. ``name`` is the engine kind, ``model`` the model it serves."""
 
     name: str = "engine"
     model: str = ""
 
-    @abstractmethod
     async def generate(
         self,
         messages: list[dict[str, str]],
@@ -123,15 +138,16 @@ class Engine(ABC):
         deadline: float | None = None,
     ) -> Generation:
         """Chat-style generation; ``messages`` are ``{"role": "system"|"user"|"assistant", "content"}``."""
+        request = GenArgs(role, json_schema, max_tokens, temperature, deadline)
+        return await self._generate(messages, request)
+
+    @abstractmethod
+    async def _generate(self, messages: list[dict[str, str]], request: GenArgs) -> Generation:
+        """The engine's own generation for :meth:`generate` (same contract, the arguments in ``request``)."""
 
     @abstractmethod
     async def classify(
-        self,
-        prompts: list[str],
-        labels: list[str],
-        *,
-        role: str,
-        deadline: float | None = None,
+        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
     ) -> list[Classification]:
         """First-token label probabilities for each prompt (one batched call where the engine can)."""
 

@@ -6,10 +6,10 @@ observer sees it once (tokens summed over the prompts, the call's latency), not 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from models.base import CallRecord, Classification, Engine, Generation, ModelError
+from models.base import CallRecord, Classification, Engine, GenArgs, Generation, ModelError
 
 CallObserver = Callable[[CallRecord], None]
 
@@ -41,33 +41,31 @@ class MeteredEngine(Engine):
     def _failed(self, exc: ModelError, role: str) -> None:
         self.observe(exc.record or CallRecord(role, self.name, self.model, ok=False, error=exc.code))
 
-    async def generate(self, messages: list[dict[str, str]], **kw: Any) -> Generation:
+    async def _generate(self, messages: list[dict[str, str]], request: GenArgs) -> Generation:
         try:
-            generation = await self.inner.generate(messages, **kw)
+            generation = await self.inner.generate(messages, **request.as_kwargs())
         except ModelError as exc:
-            self._failed(exc, kw.get("role", ""))
+            self._failed(exc, request.role)
             raise
         self.observe(generation.record)
         return generation
 
     async def classify(self, prompts: list[str], labels: list[str], **kw: Any) -> list[Classification]:
-        try:
-            scored = await self.inner.classify(prompts, labels, **kw)
-        except ModelError as exc:
-            self._failed(exc, kw.get("role", ""))
-            raise
-        if scored:
-            self.observe(_batch_record(scored, kw.get("role", ""), self))
-        return scored
+        return await self._scored(self.inner.classify(prompts, labels, **kw), kw.get("role", ""))
 
     async def _classify_pairs(self, pairs: Any, labels: list[str], **kw: Any) -> list[Classification]:
+        pairs_call = self.inner.classify_pairs(pairs, labels, **kw)  # type: ignore[attr-defined]
+        return await self._scored(pairs_call, kw.get("role", ""))
+
+    async def _scored(self, call: Awaitable[Sequence[Classification]], role: str) -> list[Classification]:
+        """One batched call's outcome to the observer: its summed record, or the failed call's record."""
         try:
-            scored: list[Classification] = list(await self.inner.classify_pairs(pairs, labels, **kw))  # type: ignore[attr-defined]
+            scored = list(await call)
         except ModelError as exc:
-            self._failed(exc, kw.get("role", ""))
+            self._failed(exc, role)
             raise
         if scored:
-            self.observe(_batch_record(scored, kw.get("role", ""), self))
+            self.observe(_batch_record(scored, role, self))
         return scored
 
     async def aclose(self) -> None:

@@ -36,6 +36,7 @@ from models.base import (
     CallRecord,
     Classification,
     Engine,
+    GenArgs,
     Generation,
     ModelError,
     ModelOutputError,
@@ -122,30 +123,21 @@ class OpenAIEngine(Engine):
         self._client = client or httpx.AsyncClient(timeout=timeout_s)
         self._headers = all_headers
 
-    async def generate(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        role: str,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        deadline: float | None = None,
-    ) -> Generation:
-        record = CallRecord(role=role, engine=self.name, model=self.model)
+    async def _generate(self, messages: list[dict[str, str]], request: GenArgs) -> Generation:
+        record = CallRecord(role=request.role, engine=self.name, model=self.model)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            "max_tokens": max_tokens,
-            "temperature": temperature,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
         }
-        if json_schema is not None:
+        if request.json_schema is not None:
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": self._schema_name, "schema": json_schema, "strict": True},
+                "json_schema": {"name": self._schema_name, "schema": request.json_schema, "strict": True},
             }
         data = await self._post(
-            "/chat/completions", body, record, deadline, estimate_message_tokens(messages)
+            "/chat/completions", body, record, request.deadline, estimate_message_tokens(messages)
         )
         try:
             choice = data["choices"][0]
@@ -161,17 +153,14 @@ class OpenAIEngine(Engine):
         # Output cut at max_tokens is reported as cut (the caller may ask again), not as malformed JSON.
         cut = finish_reason == "length"
         parsed = (
-            decode_json_output(text, json_schema, record) if json_schema is not None and not cut else None
+            decode_json_output(text, request.json_schema, record)
+            if request.json_schema is not None and not cut
+            else None
         )
         return Generation(text=text, record=record, parsed=parsed, finish_reason=finish_reason)
 
     async def classify(
-        self,
-        prompts: list[str],
-        labels: list[str],
-        *,
-        role: str,
-        deadline: float | None = None,
+        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
     ) -> list[Classification]:
         """One ``/v1/completions`` request for all prompts.
 

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from models.base import CallRecord, Classification, Engine, Generation, ModelError, ModelUnavailable
+from models.base import CallRecord, Classification, Engine, GenArgs, Generation, ModelError, ModelUnavailable
 from models.openai_engine import check_labels, decode_json_output
 from models.tokens import split_total
 from models.torch_runtime import (
@@ -205,23 +205,15 @@ class TransformersEngine(Engine):
 
         return await self._classifications(work, labels, role, deadline)
 
-    async def generate(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        role: str,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        deadline: float | None = None,
-    ) -> Generation:
-        record = CallRecord(role=role, engine=self.name, model=self.model)
+    async def _generate(self, messages: list[dict[str, str]], request: GenArgs) -> Generation:
+        record = CallRecord(role=request.role, engine=self.name, model=self.model)
         prompt = self._chat_ids(messages)
         record.prompt_tokens = len(prompt)
         start = time.perf_counter()
         try:
             new_ids, finish_reason = await self._run(
-                lambda stop: self._decode(prompt, max_tokens, temperature, stop), deadline
+                lambda stop: self._decode(prompt, request.max_tokens, request.temperature, stop),
+                request.deadline,
             )
         except ModelError as exc:
             exc.record = failed_record(record, exc, start)
@@ -229,7 +221,9 @@ class TransformersEngine(Engine):
         record.latency_ms = (time.perf_counter() - start) * 1000
         record.completion_tokens = len(new_ids)
         text = self._tokenizer.decode(new_ids, skip_special_tokens=True)
-        parsed = decode_json_output(text, json_schema, record) if json_schema is not None else None
+        parsed = (
+            decode_json_output(text, request.json_schema, record) if request.json_schema is not None else None
+        )
         return Generation(text=text, record=record, parsed=parsed, finish_reason=finish_reason)
 
     async def aclose(self) -> None:

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from models.base import CallRecord, Classification, Engine, Generation, ModelError, deadline_left
+from models.base import CallRecord, Classification, Engine, GenArgs, Generation, ModelError, deadline_left
 
 Messages = list[dict[str, str]]
 Schema = dict[str, Any] | None
@@ -17,23 +17,17 @@ def segment_of(prompt: str) -> str:
 
 
 class BaseFakeEngine(Engine):
-    """The Engine ABC's two calls written once for every fake: ``generate`` hands the arguments a fake
-    looks at to ``answer``, ``classify`` hands them to ``score``; a fake overrides what it does."""
+    """The Engine ABC's two calls written once for every fake: ``generate`` (its ``_generate``) hands the
+    arguments a fake looks at to ``answer``, ``classify`` hands them to ``score``; a fake overrides what it
+    does."""
 
     name = "fake"
     model = "fake"
 
-    async def generate(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        role: str,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        deadline: float | None = None,
-    ) -> Generation:
-        return await self.answer(messages, role=role, json_schema=json_schema, deadline=deadline)
+    async def _generate(self, messages: Messages, request: GenArgs) -> Generation:
+        return await self.answer(
+            messages, role=request.role, json_schema=request.json_schema, deadline=request.deadline
+        )
 
     async def classify(
         self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
@@ -129,8 +123,9 @@ class FakeEngine(BaseFakeEngine):
         prompt = messages[-1]["content"] if messages else ""
         self._fail(role, prompt)
         if self.scripted:
-            return Generation(self.text, self._record(role, prompt), parsed=self.parsed,
-                              finish_reason=self.finish_reason)
+            return Generation(
+                self.text, self._record(role, prompt), parsed=self.parsed, finish_reason=self.finish_reason
+            )
         segment = segment_of(prompt)
         for word, output in self.json_outputs.items():
             if word in segment:
