@@ -40,7 +40,7 @@ class RetrieverPort(Protocol):
     async def documents(self) -> list[DocumentInfo]: ...
 
     async def resolve_filter(
-        self, *, type: str | None = None, year: int | None = None, issuer: str | None = None  # noqa: A002
+        self, *, type: str | None = None, year: int | None = None, issuer: str | None = None
     ) -> list[str]: ...
 
     async def document_chunks(self, document_id: str) -> list[Chunk]: ...
@@ -106,23 +106,16 @@ class LocalRetrieverPort:
     async def reachable(self) -> bool:
         return True  # in this process: as reachable as the caller
 
-    async def search(
-        self,
-        query: str,
-        *,
-        top_k: int = 10,
-        document_ids: Collection[str] | None = None,
-        provenance: bool = False,
-    ) -> list[SearchHit]:
-        return await asyncio.to_thread(
-            self.retriever.search, query, top_k=top_k, document_ids=document_ids, provenance=provenance
-        )
+    async def search(self, query: str, **options: Any) -> list[SearchHit]:
+        """RetrieverPort.search: ``options`` (top_k, document_ids, provenance) go to the retriever as given,
+        so the retriever's own defaults apply (not a second copy of them here)."""
+        return await asyncio.to_thread(self.retriever.search, query, **options)
 
     async def documents(self) -> list[DocumentInfo]:
         return await asyncio.to_thread(self.retriever.documents)
 
     async def resolve_filter(
-        self, *, type: str | None = None, year: int | None = None, issuer: str | None = None  # noqa: A002
+        self, *, type: str | None = None, year: int | None = None, issuer: str | None = None
     ) -> list[str]:
         """Document ids a named selection's metadata filter matches (used by the pipeline's scope)."""
         return await asyncio.to_thread(self.retriever.resolve_filter, type=type, year=year, issuer=issuer)

@@ -14,7 +14,7 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -59,9 +59,11 @@ class _Component:
 
     name = "component"
 
-    def _init_metrics(self) -> None:
+    def _init_component(self, config: RawConfig) -> AppConfig:
+        """What every deployment's constructor starts with: logging, metrics and its validated config."""
         configure_logging()  # every replica: JSON log lines with the request's ids
         self.metrics = Metrics()
+        return AppConfig.model_validate(config)
 
     async def health(self) -> str:
         return "ok"
@@ -87,8 +89,7 @@ class RetrieverDeployment(_Component, LocalRetrieverPort):
     def __init__(self, config: RawConfig) -> None:
         from retrieval.live import RequestPins
 
-        self._init_metrics()
-        live = index_setup.build_live_retriever(AppConfig.model_validate(config))
+        live = index_setup.build_live_retriever(self._init_component(config))
         LocalRetrieverPort.__init__(self, live)
         self.pins = RequestPins(live)
 
@@ -107,16 +108,8 @@ class RetrieverDeployment(_Component, LocalRetrieverPort):
     async def index_version(self) -> str:
         return self.pins.live.version
 
-    async def search(
-        self,
-        query: str,
-        *,
-        top_k: int = 10,
-        document_ids: Collection[str] | None = None,
-        provenance: bool = False,
-    ) -> list[SearchHit]:
-        found = super().search(query, top_k=top_k, document_ids=document_ids, provenance=provenance)
-        return await self._timed("search", found)
+    async def search(self, query: str, **options: Any) -> list[SearchHit]:
+        return await self._timed("search", super().search(query, **options))
 
 
 @serve.deployment(name="JudgePool")
@@ -129,8 +122,7 @@ class JudgePoolDeployment(_Component):
     def __init__(self, config: RawConfig) -> None:
         from judge.batching import judge_batch
 
-        self._init_metrics()
-        cfg = AppConfig.model_validate(config)
+        cfg = self._init_component(config)
         self.judge = factory.build_judge(cfg)
         self._judge_batch = judge_batch
         # serve.batch adds these setters to the method at run time; its type hints do not show them
@@ -170,8 +162,7 @@ class AnnotatorDeployment(_Component):
     name = "Annotator"
 
     def __init__(self, config: RawConfig, judge_pool: DeploymentHandle[JudgePoolDeployment]) -> None:
-        self._init_metrics()
-        cfg = AppConfig.model_validate(config)
+        cfg = self._init_component(config)
         # One JudgePool call per pass: the pool batches across requests and keeps the verdicts of batches
         # that return before the deadline, so the per-item split (for the in-process collector) is not needed.
         self.annotator = factory.build_annotator(
@@ -188,8 +179,7 @@ class AgentDeployment(_Component):
     name = "Agent"
 
     def __init__(self, config: RawConfig, retriever: DeploymentHandle[RetrieverDeployment]) -> None:
-        self._init_metrics()
-        cfg = AppConfig.model_validate(config)
+        cfg = self._init_component(config)
         self.agent = factory.build_agent(cfg, retriever_port=RemoteRetriever(retriever))
 
     async def run(self, req: AgentRequest, budget: RequestBudget) -> AgentOutcome:
@@ -214,8 +204,7 @@ class GuardDeployment(_Component):
     name = "Guard"
 
     def __init__(self, config: RawConfig) -> None:
-        self._init_metrics()
-        cfg = AppConfig.model_validate(config)
+        cfg = self._init_component(config)
         replicas = cfg.serve.deployment("Guard").guard_processes()
         self.guard = factory.build_guard(cfg, store=factory.build_store(cfg), processes=replicas)
 
@@ -270,8 +259,7 @@ class IngressDeployment(_Component):
         roles reach it by name from whichever replica builds them (serve_app/runtime/ray_llm.py), and
         /healthz probes it like a model server."""
         del llm
-        self._init_metrics()
-        cfg = AppConfig.model_validate(config)
+        cfg = self._init_component(config)
         remote = dict(zip(ROLES, (guard, retriever, agent, annotator, judge_pool), strict=True))
         # Colocated roles have no handle: they are plain objects in this replica, healthy while it is.
         self.handles: dict[str, RoleHandle] = {

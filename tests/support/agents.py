@@ -113,13 +113,8 @@ class FakeRetriever:
         if self.fail:
             raise RuntimeError("index unavailable")
 
-    def search(
-        self,
-        query: str,
-        *,
-        top_k: int = 10,
-        document_ids: Collection[str] | None = None,
-        provenance: bool = False,
+    def search(  # Retriever.search's arguments; ``provenance`` is taken and ignored (the fake keeps none)
+        self, query: str, *, top_k: int = 10, document_ids: Collection[str] | None = None, **_: object
     ) -> list[SearchHit]:
         self._enter("search")
         terms = set(stems(query))
@@ -221,7 +216,6 @@ class ScriptedEngine(BaseFakeEngine):
                     raise ModelOutputError(record=self._record(False, "bad_output")) from None
             return Generation(text=item, record=self._record())
         return Generation(text=str(item), record=self._record(), parsed=item)
-
 
 
 def port_of(retriever: FakeRetriever) -> LocalRetrieverPort:
