@@ -28,19 +28,28 @@ BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
 # built by the factory, wherever a role runs; every Metrics registry exports them, and in multiprocess mode
 # their values go to the shared folder like every other metric's.
 MODEL_CALLS = Counter(
-    "aceh_model_calls_total", "Calls to a model server by role and outcome", ["role", "engine", "outcome"],
+    "aceh_model_calls_total",
+    "Calls to a model server by role and outcome",
+    ["role", "engine", "outcome"],
     registry=None,
 )
 MODEL_TOKENS = Counter(
-    "aceh_model_tokens_total", "Prompt and completion tokens of model calls", ["role", "kind"],
+    "aceh_model_tokens_total",
+    "Prompt and completion tokens of model calls",
+    ["role", "kind"],
     registry=None,
 )
 MODEL_LATENCY = Histogram(
-    "aceh_model_call_duration_seconds", "Model call latency by role", ["role"], buckets=LATENCY_BUCKETS,
+    "aceh_model_call_duration_seconds",
+    "Model call latency by role",
+    ["role"],
+    buckets=LATENCY_BUCKETS,
     registry=None,
 )
 MODEL_FAILURES = Counter(
-    "aceh_model_call_failures_total", "Failed model calls by role and error code", ["role", "error"],
+    "aceh_model_call_failures_total",
+    "Failed model calls by role and error code",
+    ["role", "error"],
     registry=None,
 )
 MODEL_COLLECTORS = (MODEL_CALLS, MODEL_TOKENS, MODEL_LATENCY, MODEL_FAILURES)
@@ -69,62 +78,46 @@ class Metrics:
         self.registry = registry or CollectorRegistry()
         for collector in MODEL_COLLECTORS:
             self.registry.register(collector)
-        self.requests = Counter(
-            "aceh_http_requests_total",
-            "HTTP requests by route and status",
-            ["route", "status"],
-            registry=self.registry,
+        self.requests = self._counter(
+            "aceh_http_requests_total", "HTTP requests by route and status", "route", "status"
         )
-        self.latency = Histogram(
-            "aceh_http_request_duration_seconds",
-            "HTTP request latency by route",
-            ["route"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
+        self.latency = self._histogram(
+            "aceh_http_request_duration_seconds", "HTTP request latency by route", "route"
         )
-        self.calls = Histogram(
+        self.calls = self._histogram(
             "aceh_deployment_call_duration_seconds",
             "Time spent in a deployment method",
-            ["deployment", "method"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
+            "deployment",
+            "method",
         )
-        self.judge_batch = Histogram(
-            "aceh_judge_batch_size",
-            "Judge items per engine batch",
-            buckets=BATCH_BUCKETS,
-            registry=self.registry,
+        self.judge_batch = self._histogram(
+            "aceh_judge_batch_size", "Judge items per engine batch", buckets=BATCH_BUCKETS
         )
-        self.verdicts = Counter(
-            "aceh_claim_verdicts_total",
-            "Published claim verdicts",
-            ["verdict"],
-            registry=self.registry,
-        )
-        self.unverified = Counter(
+        self.verdicts = self._counter("aceh_claim_verdicts_total", "Published claim verdicts", "verdict")
+        self.unverified = self._counter(
             "aceh_unverified_claims_total",
             "Published claims marked unverified, by unverified_reason",
-            ["reason"],
-            registry=self.registry,
+            "reason",
         )
-        self.answers = Counter(
-            "aceh_answers_total",
-            "Published answers by verification (full, partial, none)",
-            ["verification"],
-            registry=self.registry,
+        self.answers = self._counter(
+            "aceh_answers_total", "Published answers by verification (full, partial, none)", "verification"
         )
-        self.node_responses = Counter(
+        self.node_responses = self._counter(
             "aceh_node_responses_total",
             "HTTP responses by the Ray node of the Ingress replica that answered (graph only)",
-            ["node"],
-            registry=self.registry,
+            "node",
         )
-        self.refusals = Counter(
-            "aceh_refusals_total",
-            "Published refusals by reason",
-            ["reason"],
-            registry=self.registry,
-        )
+        self.refusals = self._counter("aceh_refusals_total", "Published refusals by reason", "reason")
+
+    # One way to make each metric: registered in this registry; a histogram's buckets are latency ones unless
+    # it counts something else.
+    def _counter(self, name: str, documentation: str, *labels: str) -> Counter:
+        return Counter(name, documentation, labels, registry=self.registry)
+
+    def _histogram(
+        self, name: str, documentation: str, *labels: str, buckets: tuple[float, ...] = LATENCY_BUCKETS
+    ) -> Histogram:
+        return Histogram(name, documentation, labels, buckets=buckets, registry=self.registry)
 
     def text(self) -> str:
         """This process's metrics, or, in multiprocess mode, the sum over every process of the folder."""

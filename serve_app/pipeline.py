@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from judge.prompt import PROMPT_TEMPLATE_VERSION as JUDGE_PROMPT_VERSION
@@ -54,25 +55,17 @@ from serve_app.wire.schemas import QueryRequest, SearchRequest
 PROMPT_TEMPLATE_VERSION = f"{AGENT_PROMPT_VERSION}+{JUDGE_PROMPT_VERSION}"
 
 
+@dataclass(kw_only=True, eq=False)
 class Pipeline:
-    def __init__(
-        self,
-        *,
-        config: AppConfig,
-        retriever: RetrieverPort,
-        agent: AgentRole,
-        annotator: AnnotatorRole,
-        guard: GuardRole,
-        store: StoreRole,
-        models_info: dict[str, dict[str, str]],
-    ) -> None:
-        self.config = config
-        self.retriever = retriever
-        self.agent = agent
-        self.annotator = annotator
-        self.guard = guard
-        self.store = store
-        self.models_info = models_info
+    """The request path over its roles (built by runtime/factory.py): a field per role, set as given."""
+
+    config: AppConfig
+    retriever: RetrieverPort
+    agent: AgentRole
+    annotator: AnnotatorRole
+    guard: GuardRole
+    store: StoreRole
+    models_info: dict[str, dict[str, str]]
 
     # ------------------------------------------------------------------ search
 

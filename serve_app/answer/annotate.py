@@ -23,7 +23,7 @@ import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from judge.batching import apply_budget, is_past, unverified
@@ -83,6 +83,7 @@ def _repeats(text: str, conversation: Sequence[str]) -> bool:
     return any(own == other or (pattern is not None and pattern.search(other)) for other in conversation)
 
 
+@dataclass(eq=False)
 class Annotator:
     """Marks a composed answer (see the module docstring). ``judge`` takes items and returns one result each
     (a collector's ``submit_many``, the JudgePool handle's ``judge_many``, or ``partial(judge_batch, j)``);
@@ -95,26 +96,16 @@ class Annotator:
     out get ``deadline``. ``split_items=False`` sends each pass as one call (all or nothing at the deadline).
     """
 
-    def __init__(
-        self,
-        judge: JudgeFn,
-        framing_checker: FramingChecker,
-        *,
-        recheck: bool = True,
-        split_items: bool = True,
-        judge_engine: str = "judge",
-        judge_model: str = "",
-        deterministic_judge: bool = False,
-    ) -> None:
-        self.judge = judge
-        self.framing_checker = framing_checker
-        self.recheck = recheck
-        self.split_items = split_items
-        self.judge_engine = judge_engine
-        self.judge_model = judge_model
-        # a deterministic judge's unsupported verdicts are final: no re-check (judge.recheck), and the call
-        # record of each says so in model_call_log
-        self.deterministic_judge = deterministic_judge
+    judge: JudgeFn
+    framing_checker: FramingChecker
+    _: KW_ONLY
+    recheck: bool = True
+    split_items: bool = True
+    judge_engine: str = "judge"
+    judge_model: str = ""
+    # a deterministic judge's unsupported verdicts are final: no re-check (judge.recheck), and the call
+    # record of each says so in model_call_log
+    deterministic_judge: bool = False
 
     async def annotate(self, request: AnnotationRequest, *, budget: RequestBudget) -> Annotation:
         """Claims, framing, faithfulness and grounding for ``request.composed``; charges ``budget`` for every

@@ -27,21 +27,13 @@ class Admission:
     screen: GuardDecision | None = None
 
 
+@dataclass(kw_only=True, eq=False)
 class GuardService:
-    def __init__(
-        self,
-        *,
-        authenticator: Authenticator,
-        policy: PolicyGuard,
-        limiter: RateLimiter,
-        store: Any = None,
-        playground_per_minute: int = 10,
-    ) -> None:
-        self.authenticator = authenticator
-        self.policy = policy
-        self.limiter = limiter
-        self.store = store
-        self.playground_per_minute = playground_per_minute
+    authenticator: Authenticator
+    policy: PolicyGuard
+    limiter: RateLimiter
+    store: Any = None
+    playground_per_minute: int = 10
 
     async def admit(self, headers: Mapping[str, str], question: str | None = None) -> Admission:
         """One guard call per request: 401 for a missing or unaccepted key and, with partners configured,

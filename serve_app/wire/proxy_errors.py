@@ -25,24 +25,18 @@ from typing import Any
 
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from serve_app import errors
 from serve_app.wire.sse import error_frame
-from serve_app.wire.tracing import REQUEST_ID_HEADER, valid_request_id
+from serve_app.wire.tracing import REQUEST_ID_HEADER, HttpMiddleware, valid_request_id
 
 log = logging.getLogger("aceh_rag.proxy")
 RETRY_AFTER_S = 1  # another Ingress replica answers at once; a replaced one in a few seconds
 
 
-class ReplicaLostMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+class ReplicaLostMiddleware(HttpMiddleware):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = ended = sse = False
 
         async def tracking_send(message: Message) -> None:

@@ -20,6 +20,7 @@ import secrets
 import sys
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -74,21 +75,35 @@ def new_trace(request_id: str | None, traceparent: str | None) -> tuple[Trace, b
 SERVED_BY_HEADER = "X-Served-By-Node"
 
 
-class ServedByMiddleware:
-    """Names the Ray node whose replica answered (``X-Served-By-Node`` on every response) and counts the
-    response for that node: on a cluster it tells an operator where a request ran and how the proxy spreads
-    the load. Pure ASGI, so streams stay streams."""
+class HttpMiddleware(ABC):
+    """Pure ASGI (no buffering, streams stay streams): other scopes (lifespan, websocket) pass straight
+    through to ``app``; each HTTP request goes to ``http``."""
 
-    def __init__(self, app: ASGIApp, *, node_id: str, on_response: Callable[[], None]) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.node_id = node_id
-        self.on_response = on_response
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        await self.http(scope, receive, send)
 
+    @abstractmethod
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """One HTTP request: the middleware's own work around ``self.app``."""
+
+
+class ServedByMiddleware(HttpMiddleware):
+    """Names the Ray node whose replica answered (``X-Served-By-Node`` on every response) and counts the
+    response for that node: on a cluster it tells an operator where a request ran and how the proxy spreads
+    the load."""
+
+    def __init__(self, app: ASGIApp, *, node_id: str, on_response: Callable[[], None]) -> None:
+        super().__init__(app)
+        self.node_id = node_id
+        self.on_response = on_response
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def send_with_node(message: Message) -> None:
             if message["type"] == "http.response.start":
                 MutableHeaders(scope=message)[SERVED_BY_HEADER] = self.node_id
@@ -98,17 +113,14 @@ class ServedByMiddleware:
         await self.app(scope, receive, send_with_node)
 
 
-class TraceMiddleware:
-    """Pure ASGI (no buffering, streams stay streams). ``behind_ray_proxy``: Ray's proxy sets the header."""
+class TraceMiddleware(HttpMiddleware):
+    """``behind_ray_proxy``: Ray's proxy sets the header."""
 
     def __init__(self, app: ASGIApp, *, behind_ray_proxy: bool = False) -> None:
-        self.app = app
+        super().__init__(app)
         self.behind_ray_proxy = behind_ray_proxy
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = MutableHeaders(scope=scope)
         trace, replaced = new_trace(headers.get(REQUEST_ID_HEADER), headers.get("traceparent"))
         headers[REQUEST_ID_HEADER] = trace.request_id
