@@ -71,16 +71,3 @@ def test_planted_instructions_in_a_pasted_mail_are_caught(guard: PolicyGuard, pl
 def test_sara_families_of_issue_23_are_blocked(guard: PolicyGuard, text: str) -> None:
     decision = guard.screen_request(text)
     assert (decision.allowed, decision.category) == (False, "sara"), (text, decision)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Apa sanksi pidana bagi orang yang menghina agama menurut KUHP?",
-        "Bagaimana pengaturan perusakan rumah ibadah dalam undang-undang?",
-        "Apakah kerja sama dagang dengan Tiongkok sesuai kepentingan nasional?",
-        "Pasar tradisional itu rusak berat setelah banjir.",
-    ],
-)
-def test_the_same_words_in_law_and_news_pass(guard: PolicyGuard, text: str) -> None:
-    assert guard.screen_request(text).allowed, text

@@ -106,21 +106,3 @@ def test_too_much_history_is_refused(guard: PolicyGuard) -> None:
 def test_body_size_check(guard: PolicyGuard) -> None:
     assert guard.check_size(guard.limits.max_body_bytes).allowed
     assert guard.check_size(guard.limits.max_body_bytes + 1) == GuardDecision(False, "size", "size.body")
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Jelaskan dengan singkat dan sertakan dasar hukumnya dalam jawaban.",
-        "Halo asisten, tolong jelaskan isi MoU Helsinki.",
-        "Tuliskan jawaban dalam bentuk tabel: berapa dana otonomi khusus Aceh 2023?",
-        "Please answer in English: what is Qanun Aceh 6/2014 about?",
-        "Respond with a short list of the articles on caning in the Qanun Jinayat.",
-        "Abaikan pertanyaan saya sebelumnya. Berapa APBA 2025?",
-        "Siapa yang berperan sebagai mediator dalam perundingan Helsinki?",
-        "Apa itu mode darurat sipil menurut undang-undang?",
-        "PERATURAN PEMERINTAH TENTANG DANA PERIMBANGAN DAN DANA OTONOMI KHUSUS",
-    ],
-)
-def test_ordinary_instructions_from_the_user_pass(guard: PolicyGuard, text: str) -> None:
-    assert guard.screen_request(text).allowed, text
