@@ -44,6 +44,7 @@ from benchmarks.harness import (
     atomic_write,
     command,
     machine_summary,
+    markdown_table,
     percentile,
     shared_data,
     write_result,
@@ -203,13 +204,26 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+# A yes/no/not-asked cell of the per-question tables (agent_quality and agent_quality_demo).
+MARK = {True: "yes", False: "no", None: "–"}
+MARKED = ("gold_shown", "cites_gold", "states_figure", "figure_cited_gold")
+
+
 def rate_table(summary: dict[str, Any], labels: Iterable[tuple[str, str]]) -> list[str]:
     """Markdown rows: one per (summary key, label), with hits, total and rate."""
-    lines = ["| metric | hits | of | rate |", "| --- | --- | --- | --- |"]
+    rows = []
     for key, label in labels:
         m = summary[key]
-        lines.append(f"| {label} | {m['hits']} | {m['total']} | {m['rate']}% |")
-    return lines
+        rows.append((label, m["hits"], m["total"], f"{m['rate']}%"))
+    return markdown_table(("metric", "hits", "of", "rate"), rows)
+
+
+def run_line(result: dict[str, Any]) -> str:
+    """The start of a report's second line: when, where, the command, threads and runs."""
+    return (
+        f"{result['date']} · {result['machine']} · `{result['command']}` · {result['threads']} threads · "
+        f"{result['runs']} run · "
+    )
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -217,8 +231,7 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         "# Agent quality (embedded agent, real legal corpus)",
         "",
-        f"{result['date']} · {result['machine']} · `{result['command']}` · {result['threads']} threads · "
-        f"{result['runs']} run · index: {result['index']['documents']} documents, "
+        run_line(result) + f"index: {result['index']['documents']} documents, "
         f"{result['index']['chunks']} chunks ("
         + ("reused; " if result["index"]["reused"] else "")
         + f"ingest {result['index']['ingest_s']} s)",
@@ -236,15 +249,11 @@ def markdown(result: dict[str, Any]) -> str:
         f"Fact segments per answer {s['facts_per_answer']} (mean). Refusals {s['refusals']}, errors "
         f"{s['errors']}, agent latency p50 {s['latency_ms_p50']} ms (max {s['latency_ms_max']} ms).",
         "",
-        "| id | tool | gold shown | cites gold | figure | figure cited gold |",
-        "| --- | --- | --- | --- | --- | --- |",
+        *markdown_table(
+            ("id", "tool", "gold shown", "cites gold", "figure", "figure cited gold"),
+            ((r["id"], r["tool"], *(MARK[r[k]] for k in MARKED)) for r in result["rows"]),
+        ),
     ]
-    mark = {True: "yes", False: "no", None: "–"}
-    for r in result["rows"]:
-        lines.append(
-            f"| {r['id']} | {r['tool']} | {mark[r['gold_shown']]} | {mark[r['cites_gold']]} | "
-            f"{mark[r['states_figure']]} | {mark[r['figure_cited_gold']]} |"
-        )
     return "\n".join(lines) + "\n"
 
 

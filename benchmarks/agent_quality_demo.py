@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.agent_quality import ROOT, rate, rate_table
-from benchmarks.harness import percentile
+from benchmarks.agent_quality import MARK, ROOT, rate, rate_table, run_line
+from benchmarks.harness import markdown_table, percentile
 
 DEMO_CORPUS = ROOT / "configs" / "demo_corpus"
 DEMO_QUESTIONS = ROOT / "tests" / "data" / "demo_questions.jsonl"
@@ -91,8 +91,7 @@ def demo_markdown(result: dict[str, Any]) -> str:
     lines = [
         "# Agent quality on the demo corpus (embedded agent and judge, whole pipeline)",
         "",
-        f"{result['date']} · {result['machine']} · `{result['command']}` · {result['threads']} threads · "
-        f"{result['runs']} run · ingest {result['ingest_s']} s",
+        run_line(result) + f"ingest {result['ingest_s']} s",
         "",
         *rate_table(s, (
             ("states_figure", "answer contains expected_figure"),
@@ -106,12 +105,17 @@ def demo_markdown(result: dict[str, Any]) -> str:
         f"Claims per answer {s['claims_per_answer']} (mean), unsupported claims {s['unsupported_claims']}, "
         f"latency p50 {s['latency_ms_p50']} ms.",
         "",
-        "| id | figure | cites gold | verification | claims |",
-        "| --- | --- | --- | --- | --- |",
+        *markdown_table(
+            ("id", "figure", "cites gold", "verification", "claims"),
+            ((r["id"], *_marks(r), r["verification"], _verdicts(r["claims"])) for r in result["rows"]),
+        ),
     ]
-    mark = {True: "yes", False: "no", None: "–"}
-    for r in result["rows"]:
-        claims = " ".join("✓" if c == "supported" else "✗" for c in r["claims"]) or "–"
-        figure, gold = mark[r["states_figure"]], mark[r["cites_gold"]]
-        lines.append(f"| {r['id']} | {figure} | {gold} | {r['verification']} | {claims} |")
     return "\n".join(lines) + "\n"
+
+
+def _marks(row: dict[str, Any]) -> list[str]:
+    return [MARK[row["states_figure"]], MARK[row["cites_gold"]]]
+
+
+def _verdicts(claims: list[str]) -> str:
+    return " ".join("✓" if c == "supported" else "✗" for c in claims) or "–"

@@ -17,7 +17,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -50,6 +50,15 @@ def percentile(values: Sequence[float], q: float) -> float:
     lo = math.floor(k)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    """A Markdown table's lines: the header, its rule, then one line per row (each cell as ``str``)."""
+
+    def line(cells: Sequence[object]) -> str:
+        return "| " + " | ".join(str(c) for c in cells) + " |"
+
+    return [line(headers), line(["---"] * len(headers)), *(line(row) for row in rows)]
 
 
 def shared_data() -> Path:

@@ -75,19 +75,19 @@ def provision(server: ModelServerConfig | RayServeLLMConfig) -> Path:
     return Path(done.stdout.strip().splitlines()[-1])
 
 
+# The settings a server's config hands to its vLLM spec unchanged (same names on both sides).
+SPEC_FIELDS = frozenset(
+    {"host", "port", "max_logprobs", "prefix_caching", "max_model_len", "max_num_seqs", "kv_cache_gib",
+     "enforce_eager"}
+)  # fmt: skip
+
+
 def server_spec(server: ModelServerConfig, model_dir: Path) -> VLLMServerSpec:
     return VLLMServerSpec(
         model_dir=str(model_dir),
         served_model_name=server.name,
-        host=server.host,
-        port=server.port,
         python=str(REPO_ROOT / server.python),
-        max_logprobs=server.max_logprobs,
-        prefix_caching=server.prefix_caching,
-        max_model_len=server.max_model_len,
-        max_num_seqs=server.max_num_seqs,
-        kv_cache_gib=server.kv_cache_gib,
-        enforce_eager=server.enforce_eager,
+        **server.model_dump(include=set(SPEC_FIELDS)),
     )
 
 

@@ -73,3 +73,14 @@ def test_machine_summary_is_short() -> None:
     assert machine_summary(machine) == "2 cores, Intel Xeon Platinum 8375C, 7.7 GB"
     assert machine_summary("x86_64 2 cores, 3.11.7") == "2 cores, CPU model not recorded"
     assert machine_summary({"platform": "Linux", "cpus": 2}) == "2 cores, CPU model not recorded"
+
+
+def test_markdown_table_writes_the_header_its_rule_and_a_line_per_row() -> None:
+    from benchmarks.harness import markdown_table
+
+    assert markdown_table(("id", "rate"), [("q1", 0.5), ("q2", "–")]) == [
+        "| id | rate |",
+        "| --- | --- |",
+        "| q1 | 0.5 |",
+        "| q2 | – |",
+    ]

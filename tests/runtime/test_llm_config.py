@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -125,3 +126,17 @@ def test_cpu_llm_deadlines_fit_one_full_write_at_the_slowest_rate() -> None:
     assert agent.timeout_s >= full_write_s
     for role in ("framing", "judge"):
         assert getattr(cfg.roles, role).timeout_s <= cfg.budgets.deadline_s * cfg.budgets.judge_share
+
+
+def test_a_model_servers_settings_reach_its_vllm_spec_unchanged(tmp_path: Path) -> None:
+    from serve_app.config.engines import ModelServerConfig
+    from serve_app.runtime.model_servers import SPEC_FIELDS, server_spec
+
+    # every passed-through setting away from its default, so a dropped one shows
+    changed: dict[str, Any] = {"host": "10.0.0.7", "port": 8123, "max_logprobs": 7, "prefix_caching": False}
+    changed |= {"max_model_len": 2048, "max_num_seqs": 9, "kv_cache_gib": 5, "enforce_eager": False}
+    assert set(changed) == SPEC_FIELDS
+    spec = server_spec(ModelServerConfig(name="m", **changed), tmp_path)
+    assert {name: getattr(spec, name) for name in SPEC_FIELDS} == changed
+    assert (spec.model_dir, spec.served_model_name) == (str(tmp_path), "m")
+    assert spec.python == str(REPO / ".venv-vllm" / "bin" / "python")
