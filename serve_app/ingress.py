@@ -11,6 +11,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -382,29 +383,37 @@ class Ingress:
     # ------------------------------------------------------------------ citation routes
 
     async def list_documents(self, request: Request) -> Response:
-        async def run() -> Response:
-            principal, params, _ = await self._admit(request, query_as(DocumentListParams))
-            found = await self.catalog.list(params, principal)
-            return JSONResponse(found.model_dump(mode="json"))
-
-        return await self._timed("/documents", run)
+        return await self._catalog_view(
+            request, "/documents", query_as(DocumentListParams), self.catalog.list
+        )
 
     async def get_document(self, request: Request) -> Response:
-        async def run() -> Response:
-            principal, _, _ = await self._admit(request, no_params)
-            view = await self.catalog.document(request.path_params["document_id"], principal)
-            return JSONResponse(view.model_dump(mode="json"))
-
-        return await self._timed("/documents/{id}", run)
+        document_id = request.path_params["document_id"]
+        return await self._catalog_view(
+            request, "/documents/{id}", no_params, lambda _, who: self.catalog.document(document_id, who)
+        )
 
     async def get_passage(self, request: Request) -> Response:
-        async def run() -> Response:
-            principal, _, _ = await self._admit(request, no_params)
-            params = request.path_params
-            view = await self.catalog.passage(params["document_id"], params["chunk_id"], principal)
-            return JSONResponse(view.model_dump(mode="json"))
+        ids = request.path_params["document_id"], request.path_params["chunk_id"]
+        route = "/documents/{id}/passages/{chunk_id}"
+        return await self._catalog_view(
+            request, route, no_params, lambda _, who: self.catalog.passage(*ids, who)
+        )
 
-        return await self._timed("/documents/{id}/passages/{chunk_id}", run)
+    async def _catalog_view(
+        self,
+        request: Request,
+        route: str,
+        parse: Callable[[Request, bytes], Parsed],
+        view: Callable[[Parsed, Principal], Awaitable[BaseModel]],
+    ) -> Response:
+        """A citation route: admitted like every route, then the catalogue's view of it as JSON."""
+
+        async def run() -> Response:
+            principal, params, _ = await self._admit(request, parse)
+            return JSONResponse((await view(params, principal)).model_dump(mode="json"))
+
+        return await self._timed(route, run)
 
     async def get_artifact(self, request: Request) -> Response:
         async def run() -> Response:

@@ -12,14 +12,14 @@ from typing import Any
 import httpx
 
 from serve_app.agent.text import content_terms, years
-from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
+from serve_app.agent.tools.base import Evidence, ToolContext, ToolResult
 from serve_app.agent.tools.egress import EgressPolicy
-from serve_app.agent.tools.live_read import cell, now, overlap, read_json
+from serve_app.agent.tools.live_read import LiveReadTool, cell, now, overlap, read_json
 
 ACEH_DOMAIN = "1100"  # the BPS domain of the Aceh province, the default when the config names none
 
 
-class BpsTool(Tool):
+class BpsTool(LiveReadTool):
     name = "bps"
 
     def __init__(
@@ -33,13 +33,11 @@ class BpsTool(Tool):
         max_records: int = 8,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        super().__init__(egress=egress, max_records=max_records, transport=transport)
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
-        self.egress = egress
         self.domain = domain or ACEH_DOMAIN
         self.timeout_s = timeout_s
-        self.max_records = max_records
-        self.transport = transport
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if not self.api_key:

@@ -16,9 +16,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from serve_app.agent.text import content_terms, years
-from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
+from serve_app.agent.tools.base import Evidence, ToolContext, ToolResult
 from serve_app.agent.tools.egress import EgressPolicy
-from serve_app.agent.tools.live_read import cell, now, overlap, read_json
+from serve_app.agent.tools.live_read import LiveReadTool, cell, now, overlap, read_json
 from serve_app.config import CkanPortalConfig
 
 
@@ -34,7 +34,7 @@ class CkanPortal:
         return cls(cfg.name, cfg.base_url.rstrip("/"), cfg.organization, cfg.timeout_s)
 
 
-class OpenDataTool(Tool):
+class OpenDataTool(LiveReadTool):
     """Every configured portal, read side by side; records ranked by how many question words they hold."""
 
     name = "open_data"
@@ -47,10 +47,8 @@ class OpenDataTool(Tool):
         max_records: int = 8,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        super().__init__(egress=egress, max_records=max_records, transport=transport)
         self.portals = list(portals)
-        self.egress = egress
-        self.max_records = max_records
-        self.transport = transport
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if not self.portals:

@@ -11,8 +11,22 @@ import httpx
 
 from judge.aggregate import format_id
 from serve_app.agent.text import term_matches, words
+from serve_app.agent.tools.base import Tool
+from serve_app.agent.tools.egress import EgressPolicy
 
 _YEARISH = ("tahun", "year", "periode", "_id", "kode")
+
+
+class LiveReadTool(Tool):
+    """A tool over live HTTP sources: every request through ``egress``, at most ``max_records`` records
+    back, over ``transport`` (tests pass a mock; None is the network)."""
+
+    def __init__(
+        self, *, egress: EgressPolicy, max_records: int, transport: httpx.AsyncBaseTransport | None
+    ) -> None:
+        self.egress = egress
+        self.max_records = max_records
+        self.transport = transport
 
 
 def now() -> str:
