@@ -56,14 +56,19 @@ def _space_like(op: Any, av: Any) -> bool:
     return False
 
 
+def _items(sub: Any) -> Iterator[tuple[Any, Any, str | None]]:
+    """A parsed pattern's items but its anchors, each with the one character it stands for when it is a
+    literal or a word gap (read as a space), else None."""
+    for op, av in sub:
+        if op is not _c.AT:
+            yield op, av, " " if _space_like(op, av) else chr(av) if op is _c.LITERAL else None
+
+
 def _literal_strings(sub: Any, cap: int = 8) -> set[str] | None:
     """Every string a sub-pattern matches when it is fixed text with at most ``cap`` variants, else None."""
     out = {""}
-    for op, av in sub:
-        if op is _c.AT:
-            continue
-        if op is _c.LITERAL or _space_like(op, av):
-            ch = " " if _space_like(op, av) else chr(av)
+    for op, av, ch in _items(sub):
+        if ch is not None:
             out = {s + ch for s in out}
         elif op is _c.SUBPATTERN:
             inner = _literal_strings(av[3], cap)
@@ -99,11 +104,8 @@ def _runs(sub: Any, found: set[str]) -> None:
         found.update(current)
         current = {""}
 
-    for op, av in sub:
-        if op is _c.AT:
-            continue
-        if op is _c.LITERAL or _space_like(op, av):
-            ch = " " if _space_like(op, av) else chr(av)
+    for op, av, ch in _items(sub):
+        if ch is not None:
             current = {s + ch for s in current}
             continue
         if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and len(av[2]) == 1 and _space_like(*av[2][0]):
