@@ -236,13 +236,16 @@ def markdown(result: dict[str, Any]) -> str:
         + ("reused; " if result["index"]["reused"] else "")
         + f"ingest {result['index']['ingest_s']} s)",
         "",
-        *rate_table(s, (
-            ("gold_shown", "gold document shown to the writer"),
-            ("cites_gold", "answer cites the gold document"),
-            ("states_figure", "answer states the asked figure"),
-            ("figure_cited_gold", "figure stated with a gold citation"),
-            ("not_found", "answered 'not found'"),
-        )),
+        *rate_table(
+            s,
+            (
+                ("gold_shown", "gold document shown to the writer"),
+                ("cites_gold", "answer cites the gold document"),
+                ("states_figure", "answer states the asked figure"),
+                ("figure_cited_gold", "figure stated with a gold citation"),
+                ("not_found", "answered 'not found'"),
+            ),
+        ),
     ]
     lines += [
         "",
@@ -267,10 +270,17 @@ def _write(result: Result, render: Callable[[dict[str, Any]], str], quick: bool 
 
 def figures(summary: dict[str, Any]) -> dict[str, Figure]:
     """Headline: hits of the total for each rate the summary holds, in reading order."""
-    labels = {"cites_gold": "cites gold document", "states_figure": "states the figure",
-              "verification_full": "fully verified", "not_found_framed": "not-found framed"}
-    return {label: f"{summary[key]['hits']}/{summary[key]['total']}"
-            for key, label in labels.items() if key in summary}
+    labels = {
+        "cites_gold": "cites gold document",
+        "states_figure": "states the figure",
+        "verification_full": "fully verified",
+        "not_found_framed": "not-found framed",
+    }
+    return {
+        label: f"{summary[key]['hits']}/{summary[key]['total']}"
+        for key, label in labels.items()
+        if key in summary
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -299,10 +309,14 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         demo = run_demo(args.index)
         # The demo questions were written with the demo corpus, and the agent was tuned on them.
-        result = Result(benchmark="agent_quality_demo", figures=figures(demo["summary"]), in_sample=True,
-                        data="fictional demo corpus, its 47 questions (whole pipeline, judge included)",
-                        command=command("agent_quality", argv),
-                        details={"threads": THREADS, "runs": 1, **demo})
+        result = Result(
+            benchmark="agent_quality_demo",
+            figures=figures(demo["summary"]),
+            in_sample=True,
+            data="fictional demo corpus, its 47 questions (whole pipeline, judge included)",
+            command=command("agent_quality", argv),
+            details={"threads": THREADS, "runs": 1, **demo},
+        )
         _write(result, demo_markdown)
         return 0
     if not QUESTIONS.is_file() or not (CORPUS / "demo_subset.txt").is_file():
@@ -352,9 +366,14 @@ def main(argv: list[str] | None = None) -> int:
         "rows": rows,
     }
     # The agent's planner and writer were tuned while reading these 44 questions' answers: in-sample.
-    result = Result(benchmark="agent_quality", figures=figures(summary), in_sample=True,
-                    data="44 questions over 53 real statutes (gold documents + distractors)",
-                    command=command("agent_quality", argv), details=details)
+    result = Result(
+        benchmark="agent_quality",
+        figures=figures(summary),
+        in_sample=True,
+        data="44 questions over 53 real statutes (gold documents + distractors)",
+        command=command("agent_quality", argv),
+        details=details,
+    )
     _write(result, markdown, quick=args.quick)
     return 0
 

@@ -93,12 +93,15 @@ def demo_markdown(result: dict[str, Any]) -> str:
         "",
         run_line(result) + f"ingest {result['ingest_s']} s",
         "",
-        *rate_table(s, (
-            ("states_figure", "answer contains expected_figure"),
-            ("cites_gold", "answer cites gold_file"),
-            ("verification_full", "verification 'full'"),
-            ("not_found_framed", "not_found questions answered with the not-found framing"),
-        )),
+        *rate_table(
+            s,
+            (
+                ("states_figure", "answer contains expected_figure"),
+                ("cites_gold", "answer cites gold_file"),
+                ("verification_full", "verification 'full'"),
+                ("not_found_framed", "not_found questions answered with the not-found framing"),
+            ),
+        ),
     ]
     lines += [
         "",

@@ -30,8 +30,20 @@ RESULTS = REPO / "benchmarks" / "results"
 QUICK = RESULTS / "quick"
 
 # The packages whose versions move the figures: the serving stack, the encoders, the indexes and the store.
-PACKAGES = ("ray", "starlette", "pydantic", "numpy", "torch", "onnxruntime", "transformers",
-            "sentence-transformers", "bm25s", "faiss-cpu", "sqlalchemy", "psycopg")
+PACKAGES = (
+    "ray",
+    "starlette",
+    "pydantic",
+    "numpy",
+    "torch",
+    "onnxruntime",
+    "transformers",
+    "sentence-transformers",
+    "bm25s",
+    "faiss-cpu",
+    "sqlalchemy",
+    "psycopg",
+)
 
 Figure = float | int | str
 RECORD_FIELDS = ("benchmark", "figures", "data", "in_sample", "command", "date", "machine")
@@ -100,8 +112,9 @@ def _ram_gb() -> float | None:
 
 def _git(*args: str) -> str | None:
     try:
-        done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10,
-                              check=True)
+        done = subprocess.run(
+            ["git", *args], cwd=REPO, capture_output=True, text=True, timeout=10, check=True
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip()

@@ -272,8 +272,15 @@ class Pipeline:
     ) -> AnswerResult:
         """The body (wire/), then the one write of this answer: a playground receipt, or the turn stored
         in its conversation (a new conversation and its first turn are one transaction)."""
-        body = response_body(ctx, answer, annotation, gate, refusal=refusal, models=self.models_info,
-                             prompt_version=PROMPT_TEMPLATE_VERSION)
+        body = response_body(
+            ctx,
+            answer,
+            annotation,
+            gate,
+            refusal=refusal,
+            models=self.models_info,
+            prompt_version=PROMPT_TEMPLATE_VERSION,
+        )
         if ctx.route == "playground":
             await asyncio.to_thread(
                 self.store.record_playground_receipt,

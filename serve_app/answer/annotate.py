@@ -138,9 +138,15 @@ class Annotator:
                 reason = result.unverified_reason
                 mark.unverified_reason = reason if reason in UNVERIFIED_REASONS else "unparseable"
             mark.reasons, mark.evidence = tuple(result.reasons), tuple(result.spans)
-        judge_status = "skipped" if not to_judge else (
-            "unavailable" if any(m.verdict != "supported" and m.verdict != "unsupported" for m in to_judge)
-            else "complete")
+        judge_status = (
+            "skipped"
+            if not to_judge
+            else (
+                "unavailable"
+                if any(m.verdict != "supported" and m.verdict != "unsupported" for m in to_judge)
+                else "complete"
+            )
+        )
         return self._annotation(composed, marks, passages, judge_status, framing_check, budget)
 
     # ------------------------------------------------------------------ steps
@@ -149,8 +155,9 @@ class Annotator:
     def _mark(span: ComposedSpan, passages: dict[str, Passage], conversation: list[str]) -> _Mark:
         keys = list(dict.fromkeys(span.segment.cites))
         valid = [k for k in keys if k in passages and passages[k].citable]
-        mark = _Mark(span, keys, valid, [k for k in keys if k not in valid], _repeats(span.segment.text,
-                                                                                       conversation))
+        mark = _Mark(
+            span, keys, valid, [k for k in keys if k not in valid], _repeats(span.segment.text, conversation)
+        )
         if not keys and span.segment.kind == "framing":
             return mark  # decided by the framing check
         if mark.repeats:
@@ -169,8 +176,9 @@ class Annotator:
             return []
         try:
             async with asyncio.timeout(max(0.0, budget.judge_deadline() - time.time())):
-                answer = await self.framing_checker.check(query, [m.span.segment.text for m in marks],
-                                                          passages, budget)
+                answer = await self.framing_checker.check(
+                    query, [m.span.segment.text for m in marks], passages, budget
+                )
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - any failure means "not checked", never "framing"
@@ -191,8 +199,9 @@ class Annotator:
             JudgeItem(
                 item_id=str(m.span.index),
                 claim=judged_text(m.span),
-                passages=tuple(JudgePassage(k, judged_passage(passages[k]), judge_identity(passages[k]))
-                               for k in m.valid),
+                passages=tuple(
+                    JudgePassage(k, judged_passage(passages[k]), judge_identity(passages[k])) for k in m.valid
+                ),
                 context=judged_context(m.span),
                 deadline=deadline,
             )
@@ -203,8 +212,9 @@ class Annotator:
             return await judge_with_recheck(
                 judge_fn, items, calls_left=calls_left, deterministic=self.deterministic_judge
             )
-        results: list[JudgeResult | None] = [unverified(i, "deadline") if is_past(i.deadline) else None
-                                             for i in items]
+        results: list[JudgeResult | None] = [
+            unverified(i, "deadline") if is_past(i.deadline) else None for i in items
+        ]
         send = [i for i, r in zip(items, results, strict=True) if r is None]
         within, over = apply_budget(send, calls_left)
         returned = {r.item_id: r for r in over}
@@ -254,56 +264,93 @@ class Annotator:
 
         return split if self.split_items else call
 
-    def _charge(self, budget: RequestBudget, items: list[JudgeItem], results: list[JudgeResult] | None,
-                started: float) -> None:
+    def _charge(
+        self, budget: RequestBudget, items: list[JudgeItem], results: list[JudgeResult] | None, started: float
+    ) -> None:
         latency_ms = (time.perf_counter() - started) * 1000.0
         for position in range(len(items)):
             result = results[position] if results is not None else None
             reason = "judge_unavailable" if result is None else result.unverified_reason
             ok = result is not None and result.verdict != "unverified"
             error = None if ok else _RECORD_ERRORS.get(reason or "", "unavailable")
-            skipped = self.recheck and self.deterministic_judge and result is not None and (
-                result.verdict == "unsupported")
-            budget.charge(CallRecord("judge", self.judge_engine, self.judge_model, latency_ms=latency_ms,
-                                     ok=ok, error=error, note=_RECHECK_SKIPPED if skipped else None))
+            skipped = (
+                self.recheck
+                and self.deterministic_judge
+                and result is not None
+                and (result.verdict == "unsupported")
+            )
+            budget.charge(
+                CallRecord(
+                    "judge",
+                    self.judge_engine,
+                    self.judge_model,
+                    latency_ms=latency_ms,
+                    ok=ok,
+                    error=error,
+                    note=_RECHECK_SKIPPED if skipped else None,
+                )
+            )
 
     # ------------------------------------------------------------------ output
 
     @staticmethod
-    def _annotation(composed: ComposedAnswer, marks: list[_Mark], passages: dict[str, Passage],
-                    judge_status: str, framing_check: str, budget: RequestBudget) -> Annotation:
+    def _annotation(
+        composed: ComposedAnswer,
+        marks: list[_Mark],
+        passages: dict[str, Passage],
+        judge_status: str,
+        framing_check: str,
+        budget: RequestBudget,
+    ) -> Annotation:
         claims: list[dict[str, Any]] = []
         framing: list[dict[str, Any]] = []
         details: list[dict[str, Any]] = []
         for mark in marks:
             span = mark.span
-            offsets = {"start": span.start, "end": span.end, "start_utf16": span.start_utf16,
-                       "end_utf16": span.end_utf16}
+            offsets = {
+                "start": span.start,
+                "end": span.end,
+                "start_utf16": span.start_utf16,
+                "end_utf16": span.end_utf16,
+            }
             if not mark.claim:
                 framing.append({"text": span.segment.text, "layout": span.segment.layout, **offsets})
                 continue
             assert mark.verdict is not None
-            claims.append({
-                "text": span.segment.text,
-                "citation_keys": list(mark.keys),
-                "citations": [{"citation_key": k, "citation": passages[k].citation()} for k in mark.valid],
-                "verdict": mark.verdict,
-                "unverified_reason": mark.unverified_reason if mark.verdict == "unverified" else None,
-                "invalid_citation_keys": list(mark.invalid),
-                "kind": span.segment.kind,
-                "layout": span.segment.layout,
-                **offsets,
-            })
-            details.append({
-                "claim_index": len(claims) - 1,
-                "verdict": mark.verdict,
-                "unverified_reason": claims[-1]["unverified_reason"],
-                "reasons": list(mark.reasons),
-                "passages": [{"citation_key": k, "spans": [[s, e] for key, s, e in mark.evidence if key == k]}
-                             for k in mark.valid],
-            })
+            claims.append(
+                {
+                    "text": span.segment.text,
+                    "citation_keys": list(mark.keys),
+                    "citations": [
+                        {"citation_key": k, "citation": passages[k].citation()} for k in mark.valid
+                    ],
+                    "verdict": mark.verdict,
+                    "unverified_reason": mark.unverified_reason if mark.verdict == "unverified" else None,
+                    "invalid_citation_keys": list(mark.invalid),
+                    "kind": span.segment.kind,
+                    "layout": span.segment.layout,
+                    **offsets,
+                }
+            )
+            details.append(
+                {
+                    "claim_index": len(claims) - 1,
+                    "verdict": mark.verdict,
+                    "unverified_reason": claims[-1]["unverified_reason"],
+                    "reasons": list(mark.reasons),
+                    "passages": [
+                        {"citation_key": k, "spans": [[s, e] for key, s, e in mark.evidence if key == k]}
+                        for k in mark.valid
+                    ],
+                }
+            )
         unlocated = unlocated_pieces(composed.answer, [(m.span.start, m.span.end) for m in marks])
-        report = faithfulness_report(claims, framing_total=len(framing), unlocated_total=unlocated,
-                                     judge_status=judge_status, framing_check=framing_check)
+        report = faithfulness_report(
+            claims,
+            framing_total=len(framing),
+            unlocated_total=unlocated,
+            judge_status=judge_status,
+            framing_check=framing_check,
+        )
         memory = [c["text"] for c in claims if c["verdict"] == "supported"]
         return Annotation(claims, framing, report, details, memory, budget)

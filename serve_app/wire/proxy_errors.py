@@ -44,8 +44,10 @@ class ReplicaLostMiddleware(HttpMiddleware):
             if message["type"] == "http.response.start":
                 started = True
                 message = _one_request_id(message)
-                sse = Headers(raw=message.get("headers", [])).get("content-type", "").startswith(
-                    "text/event-stream"
+                sse = (
+                    Headers(raw=message.get("headers", []))
+                    .get("content-type", "")
+                    .startswith("text/event-stream")
                 )
             elif message["type"] == "http.response.body" and not message.get("more_body", False):
                 ended = True

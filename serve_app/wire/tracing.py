@@ -143,12 +143,14 @@ class TraceMiddleware(HttpMiddleware):
         finally:
             access.info(
                 "request",
-                extra={"fields": {
-                    "method": scope.get("method"),
-                    "path": scope.get("path"),
-                    "status": status,
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-                }},
+                extra={
+                    "fields": {
+                        "method": scope.get("method"),
+                        "path": scope.get("path"),
+                        "status": status,
+                        "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                    }
+                },
             )
             _current.reset(token)
 

@@ -49,8 +49,14 @@ def test_one_percentile_in_benchmarks() -> None:
 
 
 def test_record_is_written_atomically_with_every_field(tmp_path: Path) -> None:
-    result = Result(benchmark="demo", figures={"p50": "3 ms"}, data="synthetic", in_sample=False,
-                    command=harness.command("demo", ["--quick", "a b"]), details={"rows": [1, 2]})
+    result = Result(
+        benchmark="demo",
+        figures={"p50": "3 ms"},
+        data="synthetic",
+        in_sample=False,
+        command=harness.command("demo", ["--quick", "a b"]),
+        details={"rows": [1, 2]},
+    )
     path = write_result(result, tmp_path / "sub" / "demo.json")
     record = read_result(path)
     assert list(record)[:7] == list(harness.RECORD_FIELDS)
