@@ -27,16 +27,19 @@ def live_client(
     tmp = tmp_path_factory.mktemp("live")
     ckan, bps = DemoServer("ckan").start(), DemoServer("bps").start()
     env = {
-        "ACEH_API_KEYS": API_KEY, "ACEH_INDEX_DIR": str(demo_index),
+        "ACEH_API_KEYS": API_KEY,
+        "ACEH_INDEX_DIR": str(demo_index),
         "ACEH_DATABASE_URL": f"sqlite:///{tmp / 'aceh.db'}",
     }
     cfg = load_config(str(REPO / "configs" / "demo_sources.yaml"), env=env)
     assert cfg.sources.bps is not None
-    sources = cfg.sources.model_copy(update={  # the demo's servers, on the free ports they got here
-        "egress_allowlist": [ckan.host, bps.host],
-        "ckan": [cfg.sources.ckan[0].model_copy(update={"base_url": ckan.url})],
-        "bps": cfg.sources.bps.model_copy(update={"base_url": bps.url}),
-    })
+    sources = cfg.sources.model_copy(
+        update={  # the demo's servers, on the free ports they got here
+            "egress_allowlist": [ckan.host, bps.host],
+            "ckan": [cfg.sources.ckan[0].model_copy(update={"base_url": ckan.url})],
+            "bps": cfg.sources.bps.model_copy(update={"base_url": bps.url}),
+        }
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ACEH_BPS_KEY", "demo-bps-key")
         with client_for(cfg.model_copy(update={"sources": sources}), demo_retriever) as client:
@@ -52,18 +55,20 @@ def _ask(client: TestClient, query: str) -> dict[str, Any]:
     return body
 
 
-def _claim_with(body: dict[str, Any], needle: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _supported(client: TestClient, query: str, needle: str) -> tuple[dict[str, Any], ...]:
+    """The answer to ``query``, its claim holding ``needle`` (asserted ``supported``) and that claim's one
+    citation: what every live source's test starts from."""
+    body = _ask(client, query)
     claim = next(c for c in body["claims"] if needle in c["text"])
+    assert claim["verdict"] == "supported", claim
     (key,) = claim["citation_keys"]
     citation = next(c for c in body["citations"] if c["citation_key"] == key)
-    return claim, citation
+    return body, claim, citation
 
 
 def test_sql_total_is_supported_against_the_rows_it_came_from(live_client: TestClient) -> None:
-    body = _ask(live_client, "Berapa total penduduk Teluk Rekaan tahun 2023?")
+    body, _, citation = _supported(live_client, "Berapa total penduduk Teluk Rekaan tahun 2023?", "87.395")
     assert body["tool"] == "sql_query"
-    claim, citation = _claim_with(body, "87.395")
-    assert claim["verdict"] == "supported"
     assert citation["dataset"] == "penduduk_kecamatan" and citation["source"] == "SQL stats.sqlite"
     assert citation["period"] == "2023" and citation["call"].startswith("SELECT * FROM penduduk_kecamatan")
     assert citation["retrieved_at"].endswith("Z")
@@ -73,26 +78,24 @@ def test_sql_total_is_supported_against_the_rows_it_came_from(live_client: TestC
 
 
 def test_sql_count_is_supported_against_the_rows_it_came_from(live_client: TestClient) -> None:
-    body = _ask(live_client, "Berapa jumlah kecamatan di Teluk Rekaan tahun 2023?")
-    claim, citation = _claim_with(body, "Banyaknya kecamatan")
-    assert claim["verdict"] == "supported" and claim["text"].endswith("adalah 3.")
+    question = "Berapa jumlah kecamatan di Teluk Rekaan tahun 2023?"
+    _, claim, citation = _supported(live_client, question, "Banyaknya kecamatan")
+    assert claim["text"].endswith("adalah 3.")
     assert citation["computed_from"]["operation"] == "count" and len(citation["computed_from"]["rows"]) == 3
 
 
 def test_ckan_figure_is_supported_against_its_record(live_client: TestClient) -> None:
-    body = _ask(live_client, "Berapa jumlah penduduk miskin Bukit Karangan tahun 2022?")
-    claim, citation = _claim_with(body, "9.310")
-    assert claim["verdict"] == "supported"
+    question = "Berapa jumlah penduduk miskin Bukit Karangan tahun 2022?"
+    _, _, citation = _supported(live_client, question, "9.310")
     assert citation["dataset"] == "Jumlah Penduduk Miskin per Kabupaten (data fiktif)"
     assert citation["source"].startswith("SatuData demo (fiktif)") and citation["period"] == "2022"
     assert citation["call"] == "datastore_search resource_id=res-miskin-fiktif limit=100 q=2022"
 
 
 def test_bps_figure_is_supported_against_its_record(live_client: TestClient) -> None:
-    body = _ask(live_client, "Berapa tingkat pengangguran terbuka Bukit Karangan tahun 2023?")
+    question = "Berapa tingkat pengangguran terbuka Bukit Karangan tahun 2023?"
+    body, _, citation = _supported(live_client, question, "4,61")
     assert body["tool"] == "bps"
-    claim, citation = _claim_with(body, "4,61")
-    assert claim["verdict"] == "supported"
     assert citation["source"] == "BPS WebAPI (domain 1100)" and citation["period"] == "2023"
     assert citation["call"].startswith("list/model/data domain=1100 var=9001")
 
