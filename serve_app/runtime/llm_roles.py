@@ -9,17 +9,36 @@ from typing import Any
 
 from serve_app.config import AppConfig, ConfigError, EngineConfig
 
+
+def _given(value: Any) -> Any:
+    return value
+
+
+# The options the LLM judge and writer read, each with how its value is read (``_given``: as written); an
+# option left out gets the object's own default.
+JUDGE_OPTIONS: dict[str, Callable[[Any], Any]] = {"mode": _given, "threshold": float}
+WRITER_OPTIONS: dict[str, Callable[[Any], Any]] = {
+    "max_output_tokens": int,
+    "temperature": float,
+    "max_segments": _given,
+    "max_segment_chars": _given,
+    "max_cites": _given,
+}
+
 # Options a role's own object reads (the judge's mode, the writer's output limit); the rest of
 # ``roles.<role>.options`` goes to the engine. Without this split the judge's mode reached the engine's
 # constructor and every openai judge config failed to build.
 ROLE_OPTIONS: dict[str, frozenset[str]] = {
-    "judge": frozenset({"mode", "threshold"}),
-    "agent": frozenset(
-        {"max_output_tokens", "temperature", "max_segments", "max_segment_chars", "max_cites"}
-    ),
+    "judge": frozenset(JUDGE_OPTIONS),
+    "agent": frozenset(WRITER_OPTIONS),
     "framing": frozenset({"max_tokens"}),
     "guard": frozenset(),
 }
+
+
+def read_options(options: dict[str, Any], readers: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
+    """The role options the config gives, each read by its reader."""
+    return {name: read(options[name]) for name, read in readers.items() if name in options}
 
 
 def engine_spec_dict(role: str, spec: EngineConfig) -> dict[str, Any]:
@@ -57,12 +76,8 @@ def build_judge(cfg: AppConfig) -> Any:
         return RuleJudge()
     from judge.llm_judge import LLMJudge
 
-    opts = cfg.roles.judge.options
     return LLMJudge(
-        engine,
-        mode=opts.get("mode", "labels"),
-        threshold=float(opts.get("threshold", 0.5)),
-        rule_veto=cfg.judge.rule_veto,
+        engine, rule_veto=cfg.judge.rule_veto, **read_options(cfg.roles.judge.options, JUDGE_OPTIONS)
     )
 
 
@@ -84,15 +99,7 @@ def build_writer(cfg: AppConfig) -> Any:
         return EmbeddedWriter()
     from serve_app.agent.writers.llm import LLMWriter
 
-    opts = cfg.roles.agent.options
-    return LLMWriter(
-        engine,
-        max_output_tokens=int(opts.get("max_output_tokens", 1024)),
-        temperature=float(opts.get("temperature", 0.0)),
-        max_segments=opts.get("max_segments"),
-        max_segment_chars=opts.get("max_segment_chars"),
-        max_cites=opts.get("max_cites"),
-    )
+    return LLMWriter(engine, **read_options(cfg.roles.agent.options, WRITER_OPTIONS))
 
 
 def model_health_check(cfg: AppConfig) -> Callable[[], Awaitable[dict[str, str]]] | None:

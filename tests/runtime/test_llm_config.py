@@ -48,6 +48,26 @@ def test_shipped_llm_configs_build_their_judge_and_writer(name: str) -> None:
     assert factory.build_writer(cfg).engine.name == "openai"
 
 
+def test_role_options_reach_the_llm_judge_and_writer_and_not_their_engines(tmp_path: Path) -> None:
+    from serve_app.agent.writers.llm import bounded_segment_schema
+
+    path = _cfg(
+        tmp_path,
+        "roles:\n"
+        "  judge: {engine: openai, base_url: http://x/v1, model: m,\n"
+        "          options: {mode: json, threshold: '0.7'}}\n"
+        "  agent: {engine: openai, base_url: http://x/v1, model: m, options: {max_output_tokens: '300',\n"
+        "          temperature: 0.2, max_segments: 3, max_segment_chars: 90, max_cites: 2,\n"
+        "          top_logprobs: 5}}\n",
+    )
+    cfg = load_config(str(path), env={"ACEH_API_KEYS": "k"})
+    judge, writer = factory.build_judge(cfg), factory.build_writer(cfg)
+    assert (judge.mode, judge.threshold) == ("json", 0.7)
+    assert (writer.max_output_tokens, writer.temperature) == (300, 0.2)
+    assert writer.json_schema == bounded_segment_schema(3, 90, 2)
+    assert writer.engine._top_logprobs == 5  # an engine option still reaches the engine
+
+
 def test_gpu_config_reaches_no_node_local_model_server() -> None:
     cfg = load_config(str(REPO / "configs" / "gpu.yaml"), env={"ACEH_API_KEYS": "k"})
     for role in ("agent", "framing", "judge"):
