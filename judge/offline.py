@@ -27,16 +27,17 @@ from judge.base import Judge
 from judge.batching import judge_batch
 from judge.recheck import RecheckStats, judge_with_recheck
 from judge.types import JudgeItem, JudgePassage, JudgeResult
+from models.json_types import JSONObject, JSONValue
 
 
 class JsonlError(ValueError):
     """A line of the input file is not valid JSON."""
 
 
-def parse_jsonl(path: str | Path) -> list[Any]:
+def parse_jsonl(path: str | Path) -> list[JSONValue]:
     """The JSON value of every non-blank line of ``path``, in order (non-objects are kept for
     :func:`judge_records` to report). Raises :class:`JsonlError` naming the first line that is not JSON."""
-    values: list[Any] = []
+    values: list[JSONValue] = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -70,7 +71,7 @@ def _identity(document: Any) -> tuple[dict[str, str | int | None], list[str]]:
     return identity, problems
 
 
-def _to_item(record: Any, item_id: str) -> tuple[JudgeItem | None, list[str]]:
+def _to_item(record: object, item_id: str) -> tuple[JudgeItem | None, list[str]]:
     if not isinstance(record, dict):
         return None, ["not_an_object"]
     problems: list[str] = []
@@ -95,7 +96,7 @@ def _to_item(record: Any, item_id: str) -> tuple[JudgeItem | None, list[str]]:
     return JudgeItem(item_id=item_id, claim=record["claim"], passages=(passage,), context=context), []
 
 
-def _row(record_id: Any, result: JudgeResult) -> dict[str, Any]:
+def _row(record_id: JSONValue, result: JudgeResult) -> JSONObject:
     reasons = list(result.reasons)
     if result.verdict == "unverified" and result.unverified_reason:
         reasons = [result.unverified_reason, *reasons]
@@ -103,8 +104,8 @@ def _row(record_id: Any, result: JudgeResult) -> dict[str, Any]:
 
 
 async def judge_records(
-    records: Iterable[Any], judge: Judge, *, batch_size: int = 64, stats: RecheckStats | None = None
-) -> list[dict[str, Any]]:
+    records: Iterable[object], judge: Judge, *, batch_size: int = 64, stats: RecheckStats | None = None
+) -> list[JSONObject]:
     """One ``{"id", "verdict", "reasons"}`` per record, same order: judged, then re-checked when unsupported.
 
     Records are judged ``batch_size`` at a time through :func:`judge.batching.judge_batch` (no deadline, no
@@ -113,10 +114,12 @@ async def judge_records(
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     records = list(records)
-    rows: list[dict[str, Any] | None] = [None] * len(records)
+    rows: list[JSONObject | None] = [None] * len(records)
+    ids: list[JSONValue] = []
     valid: list[tuple[int, JudgeItem]] = []
     for index, record in enumerate(records):
         record_id = record.get("id") if isinstance(record, dict) else None
+        ids.append(record_id)
         item, problems = _to_item(record, f"line-{index}")
         if item is None:
             rows[index] = {"id": record_id, "verdict": "unverified", "reasons": ["invalid_input", *problems]}
@@ -129,5 +132,5 @@ async def judge_records(
             judge_fn, [item for _, item in chunk], stats=stats, deterministic=judge.deterministic
         )
         for (index, _), result in zip(chunk, results, strict=True):
-            rows[index] = _row(records[index].get("id"), result)
+            rows[index] = _row(ids[index], result)
     return [row for row in rows if row is not None]

@@ -23,6 +23,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from models.json_types import JSON, JSONObject
+
 
 @dataclass(slots=True)
 class CallRecord:
@@ -36,8 +38,8 @@ class CallRecord:
     error: str | None = None  # a fixed error code (timeout, unavailable, bad_output), never server text
     note: str | None = None  # a fixed code about the call, e.g. "recheck_skipped:deterministic_judge"
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> JSONObject:
+        out: JSONObject = {
             "role": self.role,
             "engine": self.engine,
             "model": self.model,
@@ -111,7 +113,7 @@ class GenArgs:
     instead of each repeating the public signature (and its defaults) of :meth:`Engine.generate`."""
 
     role: str
-    json_schema: dict[str, Any] | None = None
+    json_schema: JSON | None = None
     max_tokens: int = 512
     temperature: float = 0.0
     deadline: float | None = None
@@ -132,7 +134,7 @@ class Engine(ABC):
         messages: list[dict[str, str]],
         *,
         role: str,
-        json_schema: dict[str, Any] | None = None,
+        json_schema: JSON | None = None,
         max_tokens: int = 512,
         temperature: float = 0.0,
         deadline: float | None = None,

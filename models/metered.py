@@ -50,8 +50,10 @@ class MeteredEngine(Engine):
         self.observe(generation.record)
         return generation
 
-    async def classify(self, prompts: list[str], labels: list[str], **kw: Any) -> list[Classification]:
-        return await self._scored(self.inner.classify(prompts, labels, **kw), kw.get("role", ""))
+    async def classify(
+        self, prompts: list[str], labels: list[str], *, role: str, deadline: float | None = None
+    ) -> list[Classification]:
+        return await self._scored(self.inner.classify(prompts, labels, role=role, deadline=deadline), role)
 
     async def _classify_pairs(self, pairs: Any, labels: list[str], **kw: Any) -> list[Classification]:
         pairs_call = self.inner.classify_pairs(pairs, labels, **kw)  # type: ignore[attr-defined]

@@ -45,6 +45,7 @@ from models.base import (
     deadline_left,
 )
 from models.chat_frame import ChatFrame, learn_chat_frame
+from models.json_types import JSON
 from models.label_tokens import (
     distinct_label_ids,
     first_token_label_probs,
@@ -60,7 +61,7 @@ DEFAULT_TOP_LOGPROBS = 20
 _RETRY_BACKOFF_S = 0.05
 
 
-def decode_json_output(text: str, json_schema: dict[str, Any], record: CallRecord) -> Any:
+def decode_json_output(text: str, json_schema: JSON, record: CallRecord) -> Any:
     """The JSON object in ``text``, validated against ``json_schema``; ModelOutputError otherwise."""
     import jsonschema  # here, not at the top: the transformers engine imports this module on GPU hosts
 

@@ -6,7 +6,8 @@ These types cross process boundaries (Ray handles pickle them), so they are plai
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+
+from models.json_types import JSONObject
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ class Chunk:
     context: str = ""
     kind: str = "text"  # "text" | "table" (rows with their header) | "list"
 
-    def citation(self) -> dict[str, Any]:
+    def citation(self) -> JSONObject:
         """The citation object published on the wire (search results, citations, passages)."""
         return {
             "document_id": self.document_id,
@@ -60,7 +61,7 @@ class Chunk:
             "issuer": self.identity.issuer,
         }
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         data = asdict(self)
         data["section_path"] = list(self.section_path)
         return data

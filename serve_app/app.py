@@ -29,6 +29,7 @@ from retrieval.port import LocalRetrieverPort
 from retrieval.retriever import Retriever
 from retrieval.types import SearchHit
 from serve_app.agent.agent import AgentOutcome, AgentRequest
+from serve_app.agent.tools.base import EventSink, ToolEvent
 from serve_app.answer.annotation import Annotation
 from serve_app.answer.segments import AnnotationRequest
 from serve_app.budget import RequestBudget
@@ -39,7 +40,7 @@ from serve_app.guard.policy import GuardDecision
 from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
 from serve_app.runtime import factory, index_setup, ray_llm
 from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator, RemoteRetriever
-from serve_app.wire.relay import Done, EventSink, relay
+from serve_app.wire.relay import Done, relay
 from serve_app.wire.tracing import configure_logging
 
 T = TypeVar("T")
@@ -189,7 +190,7 @@ class AgentDeployment(_Component):
 
     async def run_stream(
         self, req: AgentRequest, budget: RequestBudget
-    ) -> AsyncIterator[dict[str, Any] | Done[AgentOutcome]]:
+    ) -> AsyncIterator[ToolEvent | Done[AgentOutcome]]:
         """The agent's tool events as they come, then the outcome (a closed stream cancels the run)."""
 
         def run(on_event: EventSink) -> Awaitable[AgentOutcome]:

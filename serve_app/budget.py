@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
 
 from models.base import CallRecord
+from models.json_types import JSONObject
+from serve_app.config import BudgetConfig
 
 
 class RequestBudget:
@@ -37,7 +38,7 @@ class RequestBudget:
         self.records: list[CallRecord] = []
 
     @classmethod
-    def from_config(cls, config: Any, *, now: float | None = None) -> RequestBudget:
+    def from_config(cls, config: BudgetConfig, *, now: float | None = None) -> RequestBudget:
         """From ``BudgetConfig`` (``deadline_s``, ``model_calls``, ``context_tokens``, ``judge_share``)."""
         start = time.time() if now is None else now
         return cls(
@@ -101,7 +102,7 @@ class RequestBudget:
             "completion_tokens": sum(r.completion_tokens for r in self.records),
         }
 
-    def records_as_dicts(self) -> list[dict[str, Any]]:
+    def records_as_dicts(self) -> list[JSONObject]:
         return [r.to_dict() for r in self.records]
 
     def __repr__(self) -> str:

@@ -7,23 +7,28 @@ message ever carries a model server's text or a traceback.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+
+from models.json_types import JSONObject
+
+INTERNAL_DETAIL = "Terjadi kesalahan internal. Silakan coba lagi."
+# One failing field of a request: {"field", "message", "type"}
+FieldError = dict[str, str]
 
 
 class ServiceError(Exception):
     status_code = 500
     error = "internal_error"
-    detail = "Terjadi kesalahan internal. Silakan coba lagi."
+    detail: str | list[FieldError] = INTERNAL_DETAIL
 
     def __init__(
-        self, detail: str | list[dict[str, Any]] | None = None, *, headers: dict[str, str] | None = None
+        self, detail: str | list[FieldError] | None = None, *, headers: dict[str, str] | None = None
     ):
         super().__init__(self.error)
         if detail is not None:
-            self.detail = detail  # type: ignore[assignment]
+            self.detail = detail
         self.headers = headers or {}
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JSONObject:
         return {"error": self.error, "detail": self.detail}
 
     def __repr__(self) -> str:
@@ -106,11 +111,13 @@ class NotReady(ServiceError):
     detail = "Layanan belum siap."
 
 
-def validation_details(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def validation_details(errors: Sequence[Mapping[str, object]]) -> list[FieldError]:
     """The failing fields of a pydantic error list, without input values or internals."""
     out = []
     for err in errors:
-        loc = [str(p) for p in err.get("loc", ()) if p not in ("body",)]
+        where = err.get("loc", ())
+        loc = [str(p) for p in where if p not in ("body",)] if isinstance(where, tuple | list) else []
         msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-        out.append({"field": ".".join(loc) or "body", "message": msg, "type": err.get("type", "invalid")})
+        kind = str(err.get("type", "invalid"))
+        out.append({"field": ".".join(loc) or "body", "message": msg, "type": kind})
     return out

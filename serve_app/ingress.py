@@ -25,7 +25,7 @@ from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
 from serve_app.metrics import Metrics
 from serve_app.pipeline import Pipeline
-from serve_app.roles import EventSink
+from serve_app.roles import EventSink, ToolEvent
 from serve_app.wire.documents import DocumentListParams
 from serve_app.wire.openapi import openapi_document
 from serve_app.wire.params import body_as, no_params, query_as, read_body
@@ -44,7 +44,7 @@ HealthCheck = Callable[[], Awaitable[dict[str, str]]]
 MetricsText = Callable[[], Awaitable[str]]
 Parsed = TypeVar("Parsed")
 # What one answer stream carries: the work's events, then its result (wire/relay.py).
-StreamItem = dict[str, Any] | Done[AnswerResult]
+StreamItem = ToolEvent | Done[AnswerResult]
 AnswerStream = AsyncGenerator[StreamItem, None]
 
 
@@ -339,7 +339,7 @@ class Ingress:
                     except Exception:  # noqa: BLE001 - after annotations: one error frame
                         log.exception("stream writer failed on %s", route)
                         status = "500"
-                        yield error_frame(500, "internal_error", errors.ServiceError.detail)
+                        yield error_frame(500, "internal_error", errors.INTERNAL_DETAIL)
                     return
             finally:
                 if getter is not None:  # the client went away: closing the pump cancels the work

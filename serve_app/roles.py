@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from retrieval.port import RetrieverPort
 from serve_app.agent.agent import AgentOutcome, AgentRequest
+from serve_app.agent.tools.base import EventSink, ToolEvent  # the one sink type: the tool runner's
 from serve_app.answer.annotation import Annotation
 from serve_app.answer.segments import AnnotationRequest
 from serve_app.budget import RequestBudget
@@ -19,9 +20,8 @@ from serve_app.conversation.store import ConversationRecord, Exchange
 from serve_app.guard.admission import Admission
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
-from serve_app.wire.relay import EventSink  # the one sink type: the queue pump's
 
-__all__ = ["AgentRole", "AnnotatorRole", "EventSink", "GuardRole", "RetrieverPort", "StoreRole"]
+__all__ = ["AgentRole", "AnnotatorRole", "EventSink", "GuardRole", "RetrieverPort", "StoreRole", "ToolEvent"]
 
 
 class GuardRole(Protocol):
@@ -78,4 +78,3 @@ class StoreRole(Protocol):
     ) -> None: ...
 
     def conversation_lock(self, cid: str) -> contextlib.AbstractAsyncContextManager[None]: ...
-

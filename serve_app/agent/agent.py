@@ -36,12 +36,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from models.base import CallRecord, ModelError, ModelTimeout, ModelUnavailable
+from models.json_types import JSONObject
 from models.tokens import estimate_message_tokens, estimate_tokens
 from retrieval.port import RetrieverPort
 from serve_app import errors
 from serve_app.agent.planner import Plan, Planner
 from serve_app.agent.prompts import build_messages, render_passage
-from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult, ToolRunner
+from serve_app.agent.tools.base import EventSink, Evidence, Tool, ToolContext, ToolResult, ToolRunner
 from serve_app.agent.tools.search import CrossReferenceTool, LegalCheckTool, SearchTool, SummarizeTool
 from serve_app.agent.tools.table import TableQueryTool
 from serve_app.agent.writers.base import Writer, WriteRequest, WriterOutput
@@ -50,7 +51,6 @@ from serve_app.answer.refusals import TOOL_NOTICES, refusal_text
 from serve_app.answer.segments import Passage, Segment
 from serve_app.budget import RequestBudget
 
-EventSink = Callable[[dict[str, Any]], Awaitable[None]]
 PassageScreen = Callable[[str], bool] | Callable[[str], Awaitable[bool]]
 _LIVE_SOURCES = ("open_data", "bps", "sql_query")
 # What a live source that did not answer returns (the runner's own timeout and caught failure included).
@@ -76,7 +76,7 @@ class AgentOutcome:
     passages: dict[str, Passage] = field(default_factory=dict)
     tool: str | None = None
     tool_executed: bool = False
-    tool_call_audit: list[dict[str, Any]] = field(default_factory=list)
+    tool_call_audit: list[JSONObject] = field(default_factory=list)
     model_records: list[CallRecord] = field(default_factory=list)
     refusal: str | None = None
     refusal_text: str | None = None

@@ -19,8 +19,11 @@ def judge_identity(passage: Passage) -> dict[str, str | int | None]:
     """The identity the agent saw with this passage, in the judge's scalar form."""
     identity: dict[str, str | int | None] = {}
     for key, value in passage_identity(passage).items():
-        scalar = isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-        if value is None or scalar:
+        if (
+            value is None
+            or isinstance(value, str)
+            or (isinstance(value, int) and not isinstance(value, bool))
+        ):
             identity[key] = value
         else:
             identity[key] = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
@@ -40,7 +43,8 @@ def sanitised(items: list[JudgeItem], raw: Any) -> list[JudgeResult]:
         elif result.item_id != item.item_id:
             result = unverified(item, "judge_unavailable", "mismatched_result")
         elif (result.verdict == "unverified") != (result.unverified_reason is not None) or (
-                result.unverified_reason is not None and result.unverified_reason not in UNVERIFIED_REASONS):
+            result.unverified_reason is not None and result.unverified_reason not in UNVERIFIED_REASONS
+        ):
             result = unverified(item, "unparseable", "inconsistent_result")
         results.append(result)
     return results

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from models.json_types import JSON, JSONObject
 from retrieval.types import Chunk
 
 SegmentKind = Literal["fact", "framing"]
@@ -35,9 +36,9 @@ class Aggregate:
     rows: tuple[tuple[str, ...], ...]
     row_refs: tuple[str, ...] = ()  # where each row was read (chunk id, table row), same order as rows
 
-    def citation(self) -> dict[str, Any]:
+    def citation(self) -> JSONObject:
         rows = [dict(zip(self.header, row, strict=False)) for row in self.rows]
-        out: dict[str, Any] = {"operation": self.operation, "column": self.column, "rows": rows}
+        out: JSONObject = {"operation": self.operation, "column": self.column, "rows": rows}
         if self.row_refs:
             out["row_refs"] = list(self.row_refs)
         return out
@@ -52,11 +53,11 @@ class Passage:
     text: str
     kind: Literal["chunk", "tool"] = "chunk"
     chunk: Chunk | None = None
-    identity: dict[str, Any] = field(default_factory=dict)
+    identity: JSON = field(default_factory=dict)
     citable: bool = True  # False: shown for context but may not be cited
     aggregate: Aggregate | None = None  # a computed figure: the rows it came from, for the judge to recompute
 
-    def citation(self) -> dict[str, Any]:
+    def citation(self) -> JSONObject:
         if self.chunk is not None:
             return self.chunk.citation()
         if self.aggregate is not None:
@@ -82,6 +83,7 @@ class ComposedAnswer:
     answer: str
     spans: tuple[ComposedSpan, ...]
 
+
 @dataclass(frozen=True, slots=True)
 class AnnotationRequest:
     """What the annotator marks: a composed answer, the passages its citation keys name, the question, and
@@ -93,7 +95,7 @@ class AnnotationRequest:
     conversation_texts: list[str]
 
 
-def passage_identity(passage: Passage) -> dict[str, Any]:
+def passage_identity(passage: Passage) -> JSONObject:
     """The identity shown with a passage, to the agent here and to the judge (keys of judge/prompt.py)."""
     if passage.chunk is not None:
         c = passage.chunk

@@ -9,7 +9,7 @@ import asyncio
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from serve_app import errors
 from serve_app.guard.auth import Authenticator, AuthError, Principal
@@ -27,12 +27,18 @@ class Admission:
     screen: GuardDecision | None = None
 
 
+class SharedLimits(Protocol):
+    """The store's fixed-window counter, shared by every ingress replica (conversation/store.py)."""
+
+    def hit_rate_limit(self, key: str, limit: int, window_s: float) -> float | None: ...
+
+
 @dataclass(kw_only=True, eq=False)
 class GuardService:
     authenticator: Authenticator
     policy: PolicyGuard
     limiter: RateLimiter
-    store: Any = None
+    store: SharedLimits | None = None
     playground_per_minute: int = 10
 
     async def admit(self, headers: Mapping[str, str], question: str | None = None) -> Admission:

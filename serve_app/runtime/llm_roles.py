@@ -5,7 +5,10 @@ its calls reach the model-call metrics, and the /healthz probe of the model serv
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the judge modules load only when a judge is built
+    from judge.base import Judge
 
 from serve_app.config import AppConfig, ConfigError, EngineConfig
 
@@ -68,7 +71,7 @@ def role_engine(role: str, spec: EngineConfig) -> Any:
     return MeteredEngine(engine, observe_model_call)
 
 
-def build_judge(cfg: AppConfig) -> Any:
+def build_judge(cfg: AppConfig) -> Judge:
     from judge.rules import RuleJudge
 
     engine = role_engine("judge", cfg.roles.judge)

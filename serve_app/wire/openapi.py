@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from models.json_types import JSONObject
 from serve_app.wire import documents as d
 from serve_app.wire import events
 from serve_app.wire import schemas as s
@@ -162,19 +163,29 @@ def _path_param(name: str) -> dict[str, Any]:
 def _query_params() -> list[dict[str, Any]]:
     schema = d.DocumentListParams.model_json_schema()
     return [
-        {"name": name, "in": "query", "required": False, "schema": prop,
-         "description": prop.get("description", "")}
+        {
+            "name": name,
+            "in": "query",
+            "required": False,
+            "schema": prop,
+            "description": prop.get("description", ""),
+        }
         for name, prop in schema["properties"].items()
     ]
 
 
 def _artifact_op() -> dict[str, Any]:
-    op = _get_op("A v1 artifact (CSV or XLSX), for the principal that asked, until it expires", "",
-                 [_path_param("artifact_id")])
+    op = _get_op(
+        "A v1 artifact (CSV or XLSX), for the principal that asked, until it expires",
+        "",
+        [_path_param("artifact_id")],
+    )
     op["responses"]["200"] = {
         "description": "the file",
-        "content": {media: {"schema": {"type": "string", "contentMediaType": media}}
-                    for media in ("text/csv", s.XLSX_MEDIA_TYPE)},
+        "content": {
+            media: {"schema": {"type": "string", "contentMediaType": media}}
+            for media in ("text/csv", s.XLSX_MEDIA_TYPE)
+        },
     }
     op["responses"]["404"]["description"] = "unknown, another principal's, or expired"
     del op["responses"]["422"]
@@ -192,7 +203,7 @@ def _playground_op() -> dict[str, Any]:
 
 
 @lru_cache(maxsize=1)
-def openapi_document() -> dict[str, Any]:
+def openapi_document() -> JSONObject:
     models: list[type[BaseModel]] = [
         s.QueryRequest,
         s.QueryV2Request,
@@ -234,15 +245,19 @@ def openapi_document() -> dict[str, Any]:
             "get": _op("A conversation as the reader saw it", None, "ConversationView")
         },
         "/documents": {
-            "get": _get_op("Documents the caller may use, by title/type/number/year, paged", "DocumentList",
-                           _query_params())
+            "get": _get_op(
+                "Documents the caller may use, by title/type/number/year, paged",
+                "DocumentList",
+                _query_params(),
+            )
         },
         "/documents/{document_id}": {
             "get": _get_op("A document's identity and sections", "DocumentView", [_path_param("document_id")])
         },
         "/documents/{document_id}/passages/{chunk_id}": {
             "get": _get_op(
-                "A passage as cited, with the reader's context and its citation metadata", "PassageResponse",
+                "A passage as cited, with the reader's context and its citation metadata",
+                "PassageResponse",
                 [_path_param("document_id"), _path_param("chunk_id")],
             )
         },

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
-EventSink = Callable[[dict[str, Any]], Awaitable[None]]
+E = TypeVar("E")  # the events the work emits
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,11 +19,13 @@ class Done(Generic[T]):
     value: T
 
 
-async def relay(work: Callable[[EventSink], Awaitable[T]]) -> AsyncGenerator[dict[str, Any] | Done[T], None]:
+async def relay(
+    work: Callable[[Callable[[E], Awaitable[None]]], Awaitable[T]],
+) -> AsyncGenerator[E | Done[T], None]:
     """Runs ``work(on_event)`` and yields each event it emits as it comes, then :class:`Done` with its
     result; an exception of the work is raised here after the events before it. Closing the iterator
     early (the caller went away) cancels the work."""
-    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    queue: asyncio.Queue[E] = asyncio.Queue()
     task = asyncio.ensure_future(work(queue.put))
     try:
         while not task.done() or not queue.empty():

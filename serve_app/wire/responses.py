@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from models.json_types import JSONObject
 from retrieval.types import SearchHit
 from serve_app.answer.annotation import Annotation, V1Gate
 from serve_app.answer.segments import Passage
@@ -56,7 +57,7 @@ class AnswerRecord:
     budget: RequestBudget | None = None
     tool: str | None = None
     tool_executed: bool = False
-    tool_call_audit: list[dict[str, Any]] = field(default_factory=list)
+    tool_call_audit: list[JSONObject] = field(default_factory=list)
     passages: list[Passage] = field(default_factory=list)
     passages_published: bool = True
     fallback_reason: str | None = None
@@ -105,9 +106,20 @@ def used_docs(passages: list[Passage]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
+def _duration_ms(call: JSONObject) -> float:
+    value = call.get("duration_ms", 0.0)  # the tool runner's audit entry (agent/tools/base.py) sets it
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
 def _common_fields(
-    record: AnswerRecord, answer: str, annotation: Annotation, gate: V1Gate | None, *, refusal: bool,
-    models: dict[str, dict[str, str]], prompt_version: str,
+    record: AnswerRecord,
+    answer: str,
+    annotation: Annotation,
+    gate: V1Gate | None,
+    *,
+    refusal: bool,
+    models: dict[str, dict[str, str]],
+    prompt_version: str,
 ) -> dict[str, Any]:
     """The fields every answer body has, whatever its route."""
     by_key = {p.key: p for p in record.passages}
@@ -131,7 +143,7 @@ def _common_fields(
             "queries": len(search_calls),
             "passages_shown": len(record.passages),
             "documents": len({p.chunk.document_id for p in record.passages if p.chunk is not None}),
-            "latency_ms": round(sum(float(a.get("duration_ms", 0.0)) for a in search_calls), 3),
+            "latency_ms": round(sum(_duration_ms(a) for a in search_calls), 3),
         },
         "created_at": now_iso(),
         "grounding": annotation.grounding_details,
@@ -142,13 +154,20 @@ def _common_fields(
 
 
 def response_body(
-    record: AnswerRecord, answer: str, annotation: Annotation, gate: V1Gate | None = None, *,
-    refusal: bool = False, models: dict[str, dict[str, str]], prompt_version: str,
+    record: AnswerRecord,
+    answer: str,
+    annotation: Annotation,
+    gate: V1Gate | None = None,
+    *,
+    refusal: bool = False,
+    models: dict[str, dict[str, str]],
+    prompt_version: str,
 ) -> dict[str, Any]:
     """The JSON body of the route (opt-in fields only when asked); a conversation's ids are filled in by
     the caller once the turn is stored."""
-    common = _common_fields(record, answer, annotation, gate, refusal=refusal, models=models,
-                            prompt_version=prompt_version)
+    common = _common_fields(
+        record, answer, annotation, gate, refusal=refusal, models=models, prompt_version=prompt_version
+    )
     req = record.req
     opt_in = {"grounding"} if req.include_grounding else set()
     if req.include_provenance:
@@ -197,7 +216,7 @@ def stored_body(body: dict[str, Any], route: Route, annotation: Annotation) -> d
     return stored
 
 
-def search_result(hit: SearchHit) -> dict[str, Any]:
+def search_result(hit: SearchHit) -> JSONObject:
     """The fields every search result carries (CLI ``search --json`` lines and ``POST /search``)."""
     c = hit.chunk
     return {

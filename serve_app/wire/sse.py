@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from models.json_types import JSON
 from serve_app.wire.events import (
     SSE_EVENTS,
     AnnotationsEvent,
@@ -39,7 +40,7 @@ def frame(event: BaseModel) -> str:
     return f"event: {_EVENT_OF[type(event)]}\ndata: {text}\n\n"
 
 
-def event_frame(name: str, data: dict[str, Any]) -> str:
+def event_frame(name: str, data: JSON) -> str:
     """A frame of an event that arrives as a dict (the agent's tool events), checked by its model."""
     return frame(SSE_EVENTS[name].model_validate(data))
 
@@ -66,16 +67,20 @@ def _passage(result: AnswerResult) -> Iterator[PassageEvent]:
 
 
 def _v2_annotations(body: dict[str, Any]) -> AnnotationsEvent:
-    return AnnotationsEvent.model_validate({
-        **body["faithfulness"],
-        "fallback_used": body["fallback_used"],
-        "fallback_reason": body["fallback_reason"],
-        "claims_supported": body["claims_supported"],
-        "claims_total": body["claims_total"],
-        "grounding_rate": body["grounding_rate"],
-        "claims": [{k: v for k, v in c.items() if k not in ("text", "citations")} for c in body["claims"]],
-        "framing": [{k: v for k, v in f.items() if k != "text"} for f in body["framing"]],
-    })
+    return AnnotationsEvent.model_validate(
+        {
+            **body["faithfulness"],
+            "fallback_used": body["fallback_used"],
+            "fallback_reason": body["fallback_reason"],
+            "claims_supported": body["claims_supported"],
+            "claims_total": body["claims_total"],
+            "grounding_rate": body["grounding_rate"],
+            "claims": [
+                {k: v for k, v in c.items() if k not in ("text", "citations")} for c in body["claims"]
+            ],
+            "framing": [{k: v for k, v in f.items() if k != "text"} for f in body["framing"]],
+        }
+    )
 
 
 def _v1_faithfulness(body: dict[str, Any]) -> V1FaithfulnessEvent:

@@ -23,7 +23,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -217,7 +217,7 @@ LOGGERS = ("aceh_rag", "serve_app", "judge", "retrieval", "models")
 _HANDLER_MARK = "_aceh_json"
 
 
-def configure_logging(level: int = logging.INFO, stream: Any = None) -> None:
+def configure_logging(level: int = logging.INFO, stream: TextIO | None = None) -> None:
     """JSON lines on stderr (or ``stream``) for our loggers; idempotent within a process."""
     formatter = JsonFormatter()
     formatter.converter = time.gmtime

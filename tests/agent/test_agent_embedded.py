@@ -5,6 +5,7 @@ from typing import Any
 
 from retrieval.types import Chunk
 from serve_app.agent.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
+from serve_app.agent.tools.base import ToolEvent
 from serve_app.agent.writers.embedded import EmbeddedWriter, split_units
 from serve_app.answer.compose import compose
 from serve_app.answer.refusals import LEAD_IN_FRAMING, NOT_FOUND_FRAMING, SUMMARY_LEAD_IN
@@ -21,9 +22,9 @@ def make_agent(retriever: FakeRetriever, **kwargs: Any) -> Agent:
 
 def run(agent: Agent, query: str, **kwargs: Any) -> tuple[AgentOutcome, list[dict[str, Any]]]:
     budget = kwargs.pop("budget", None) or make_budget()
-    events: list[dict[str, Any]] = []
+    events: list[Any] = []  # the tests read the events' nested data
 
-    async def sink(event: dict[str, Any]) -> None:
+    async def sink(event: ToolEvent) -> None:
         events.append(event)
 
     outcome = asyncio.run(agent.run(AgentRequest(query=query, **kwargs), budget=budget, on_event=sink))
@@ -97,7 +98,7 @@ def test_table_query_sums_and_cites_the_rows(retriever: FakeRetriever) -> None:
     outcome, _ = run(make_agent(retriever), "Berapa total anggaran pendidikan seluruh tahun?")
     assert outcome.tool == "table_query"
     p1 = outcome.passages["P1"]
-    assert p1.kind == "tool" and p1.identity["call"].startswith("table_query(operation=sum")
+    assert p1.kind == "tool" and str(p1.identity["call"]).startswith("table_query(operation=sum")
     assert "Rp2.350.000.000.000" in p1.text  # 1.250 + 1.100 triliun, computed, not written by a model
     assert "2 baris" in p1.text
     assert any(p.kind == "chunk" for p in outcome.passages.values())

@@ -13,6 +13,7 @@ from retrieval.port import LocalRetrieverPort
 from retrieval.retriever import Retriever
 from serve_app import errors
 from serve_app.agent.agent import Agent, AgentOutcome, AgentRequest, ToolsConfig
+from serve_app.agent.tools.base import ToolEvent
 from serve_app.agent.tools.ckan import CkanPortal, OpenDataTool
 from serve_app.agent.tools.egress import EgressPolicy
 from serve_app.agent.writers.embedded import EmbeddedWriter
@@ -147,7 +148,7 @@ def test_agent_deadline_passed_before_any_tool_is_budget_exhausted_not_404(retri
     budget.deadline -= 6.0
     events: list[str] = []
 
-    async def sink(event: dict[str, Any]) -> None:
+    async def sink(event: ToolEvent) -> None:
         events.append(event["event"])
 
     agent = agent_with(retriever, EmbeddedWriter())
@@ -229,13 +230,11 @@ def test_a_retriever_gone_is_not_ready_never_nothing_readable(empty_search: bool
     port = _GoneAfterSearch(FakeRetriever(corpus_chunks()), empty_search=empty_search)
     events: list[str] = []
 
-    async def sink(event: dict[str, Any]) -> None:
+    async def sink(event: ToolEvent) -> None:
         events.append(event["event"])
 
     request = AgentRequest(query=QUESTION, document_ids=frozenset({"qanun-apba-2023"}))
-    outcome = asyncio.run(
-        Agent(port, EmbeddedWriter()).run(request, budget=make_budget(), on_event=sink)
-    )
+    outcome = asyncio.run(Agent(port, EmbeddedWriter()).run(request, budget=make_budget(), on_event=sink))
     assert outcome.error == "not_ready" and outcome.refusal is None and outcome.segments == []
     assert [a["status"] for a in outcome.tool_call_audit][:1] == ["empty" if empty_search else "error"]
     assert events[:2] == ["tool.started", "tool.finished"]
@@ -258,8 +257,11 @@ class _Hangs(LocalRetrieverPort):
 
 @pytest.mark.parametrize("up", [True, False], ids=["slow-search", "retriever-not-answering"])
 def test_a_search_timeout_is_404_only_while_the_retriever_answers(up: bool) -> None:
-    agent = Agent(_Hangs(FakeRetriever(corpus_chunks()), up=up), EmbeddedWriter(),
-                  tools=ToolsConfig(tool_timeout_s=0.05))
+    agent = Agent(
+        _Hangs(FakeRetriever(corpus_chunks()), up=up),
+        EmbeddedWriter(),
+        tools=ToolsConfig(tool_timeout_s=0.05),
+    )
     outcome = run(agent)
     assert outcome.error == ("not_found" if up else "not_ready")
     assert outcome.tool_call_audit[0]["status"] == "timeout"
@@ -315,9 +317,9 @@ def test_unreachable_live_source_says_so_when_documents_answer(retriever: FakeRe
 
 
 def test_events_and_audit_match(retriever: FakeRetriever) -> None:
-    events: list[dict[str, Any]] = []
+    events: list[ToolEvent] = []
 
-    async def sink(event: dict[str, Any]) -> None:
+    async def sink(event: ToolEvent) -> None:
         events.append(event)
 
     agent = agent_with(retriever, EmbeddedWriter())

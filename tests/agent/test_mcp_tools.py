@@ -65,7 +65,7 @@ def assert_demo_passage(result: ToolResult, server: str) -> None:
     assert ident["source"] == f"MCP {server}"
     assert ident["period"] == "2024"
     assert ident["call"] == f'cari_statistik(query="{QUESTION}", tahun=2024)'
-    datetime.fromisoformat(ident["retrieved_at"].replace("Z", "+00:00"))
+    datetime.fromisoformat(str(ident["retrieved_at"]).replace("Z", "+00:00"))
 
 
 # ---------------------------------------------------------------------------- listing and calling
@@ -118,10 +118,12 @@ def test_arguments_come_from_the_schema_and_the_question() -> None:
         "required": ["kata_kunci"],
     }
     assert choose_arguments(schema, "Inflasi tahun 2023") == {
-        "kata_kunci": "Inflasi tahun 2023", "tahun": 2023, "periode": "2023",
+        "kata_kunci": "Inflasi tahun 2023",
+        "tahun": 2023,
+        "periode": "2023",
     }
     assert choose_arguments(schema, "Inflasi") == {"kata_kunci": "Inflasi"}  # no year asked: none sent
-    assert describe_call("t", {"q": "a \"b\"", "tahun": 2023}) == 't(q="a \\"b\\"", tahun=2023)'
+    assert describe_call("t", {"q": 'a "b"', "tahun": 2023}) == 't(q="a \\"b\\"", tahun=2023)'
 
 
 # ---------------------------------------------------------------------------- refusals and failures
@@ -210,7 +212,9 @@ def test_results_of_other_shapes_keep_their_identity() -> None:
     [ev] = result_evidence("bps-mcp", info, args, text_only, max_records=8)
     assert ev.text == said
     assert (ev.identity["dataset"], ev.identity["source"], ev.identity["period"]) == (
-        "Inflasi bulanan", "MCP bps-mcp", None,
+        "Inflasi bulanan",
+        "MCP bps-mcp",
+        None,
     )
     assert ev.identity["call"] == 'inflasi(q="inflasi 2023")'
     # an older server's JSON object in a text block, without a record list: one passage, its period read

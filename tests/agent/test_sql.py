@@ -156,8 +156,9 @@ def test_a_total_is_computed_from_the_rows_it_cites(sqlite_db: str) -> None:
     ]
     ident = total.identity
     assert ident["dataset"] == "belanja" and ident["source"] == "statistik" and ident["period"] == "2023"
-    assert ident["call"].startswith("SELECT * FROM belanja WHERE") and "'%pendidikan%'" in ident["call"]
-    assert ident["retrieved_at"].endswith("Z")
+    call = str(ident["call"])
+    assert call.startswith("SELECT * FROM belanja WHERE") and "'%pendidikan%'" in call
+    assert str(ident["retrieved_at"]).endswith("Z")
     tool._db().dispose()
 
 
@@ -262,7 +263,8 @@ def test_a_question_the_sql_source_cannot_answer_falls_back_to_search(
 
     tool = SqlQueryTool(sqlite_db, tables=["belanja"])
     agent = Agent(
-        port_of(retriever), EmbeddedWriter(),
+        port_of(retriever),
+        EmbeddedWriter(),
         tools=ToolsConfig(find_references=fake_find_references, extra=[tool]),
     )
     assert agent.planner.plan("Berapa anggaran pendidikan?").calls[0].tool == "sql_query"

@@ -20,6 +20,7 @@ from serve_app.agent.writers.llm import LLMWriter, parse_segments
 from serve_app.answer.refusals import REFUSAL_REASONS, refusal_text
 from serve_app.answer.segments import Passage, passage_identity
 from serve_app.budget import RequestBudget
+from serve_app.config import BudgetConfig
 from tests.agent.conftest import corpus_chunks
 from tests.contract.checks import FALLBACK_REASONS
 from tests.support.agents import ScriptedEngine
@@ -74,9 +75,7 @@ def test_writer_passes_the_agent_deadline_and_the_schema() -> None:
 
     budget = make_budget()
     good = {"segments": [{"text": "Halo.", "kind": "framing", "cites": [], "layout": "paragraph"}]}
-    out = asyncio.run(
-        LLMWriter(Spy([good])).write(WriteRequest(query="Halo"), budget=budget)
-    )
+    out = asyncio.run(LLMWriter(Spy([good])).write(WriteRequest(query="Halo"), budget=budget))
     assert out.segments is not None and seen["deadline"] == budget.agent_deadline()
     assert seen["json_schema"] is SEGMENT_JSON_SCHEMA and seen["role"] == "agent"
 
@@ -99,10 +98,8 @@ def test_budget_keeps_the_judge_share() -> None:
 
 
 def test_budget_from_config_and_bad_share() -> None:
-    class Cfg:
-        deadline_s, model_calls, context_tokens, judge_share = 20.0, 64, 12000, 0.35
-
-    budget = RequestBudget.from_config(Cfg(), now=100.0)
+    cfg = BudgetConfig(deadline_s=20.0, model_calls=64, context_tokens=12000, judge_share=0.35)
+    budget = RequestBudget.from_config(cfg, now=100.0)
     assert budget.deadline == 120.0 and budget.agent_deadline() == pytest.approx(113.0)
     with pytest.raises(ValueError):
         RequestBudget(deadline=1, model_calls=1, context_tokens=1, judge_share=1.0)

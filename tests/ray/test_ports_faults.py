@@ -11,6 +11,7 @@ import pytest
 from ray.exceptions import ActorDiedError
 
 from serve_app import errors
+from serve_app.agent.tools.base import ToolEvent
 from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator, RemoteRetriever
 
 
@@ -41,7 +42,7 @@ class DeadHandle:
         return self
 
 
-async def _sink(event: dict[str, Any]) -> None:
+async def _sink(event: ToolEvent) -> None:
     return None
 
 
@@ -62,7 +63,7 @@ NOTHING: Any = None  # the dead handle fails before any argument is read
 def test_a_dead_replica_is_503(call: Any) -> None:
     with pytest.raises(errors.NotReady) as raised:
         asyncio.run(call())
-    assert raised.value.status_code == 503 and "Actor" not in raised.value.body()["detail"]
+    assert raised.value.status_code == 503 and "Actor" not in str(raised.value.detail)
 
 
 class _Health:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from judge.llm_judge import LLMJudge
 from models.provision import MANIFEST, ProvisionError, build_model, sha256_of
 from retrieval.retriever import Retriever
 from serve_app.config import ConfigError, load_config
@@ -44,7 +45,9 @@ def test_a_role_must_ask_its_managed_server_for_the_served_model(tmp_path: Path)
 def test_shipped_llm_configs_build_their_judge_and_writer(name: str) -> None:
     cfg = load_config(str(REPO / "configs" / name), env={"ACEH_API_KEYS": "k"})
     judge = factory.build_judge(cfg)
-    assert judge.mode == "labels" and judge.engine.chat_template is True
+    assert isinstance(judge, LLMJudge)
+    # chat_template is the OpenAI engine's own; the metered wrapper forwards it
+    assert judge.mode == "labels" and getattr(judge.engine, "chat_template") is True
     assert factory.build_writer(cfg).engine.name == "openai"
 
 
@@ -62,6 +65,7 @@ def test_role_options_reach_the_llm_judge_and_writer_and_not_their_engines(tmp_p
     )
     cfg = load_config(str(path), env={"ACEH_API_KEYS": "k"})
     judge, writer = factory.build_judge(cfg), factory.build_writer(cfg)
+    assert isinstance(judge, LLMJudge)
     assert (judge.mode, judge.threshold) == ("json", 0.7)
     assert (writer.max_output_tokens, writer.temperature) == (300, 0.2)
     assert writer.json_schema == bounded_segment_schema(3, 90, 2)

@@ -7,6 +7,7 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 
+from models.json_types import JSONObject
 from retrieval.types import Chunk, DocumentIdentity
 from serve_app.answer.annotate import Annotator
 from serve_app.answer.annotation import Annotation
@@ -46,7 +47,7 @@ def chunk_passage(
 
 
 def tool_passage(key: str, text: str) -> Passage:
-    identity = {
+    identity: JSONObject = {
         "dataset": "APBA 2023",
         "source": "data.acehprov.go.id",
         "period": "2023",

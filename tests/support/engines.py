@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from models.base import CallRecord, Classification, Engine, GenArgs, Generation, ModelError, deadline_left
+from models.json_types import JSON
 
 Messages = list[dict[str, str]]
-Schema = dict[str, Any] | None
+Schema = JSON | None
 
 
 def segment_of(prompt: str) -> str:

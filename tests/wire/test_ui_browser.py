@@ -337,8 +337,10 @@ def test_text_without_its_annotations_frame_is_wholly_unverified(page: Page, ser
 def test_a_stream_cut_mid_answer_keeps_only_whole_claims(page: Page, service: str) -> None:
     built = build(PIECES, {"P1": P1, "P2": P2})
     received = 80  # code points in the first two answer.delta frames (40 each)
-    assert built.answer.index(SUPPORTED) + len(SUPPORTED) <= received < built.answer.index(UNSUPPORTED) + len(
-        UNSUPPORTED
+    assert (
+        built.answer.index(SUPPORTED) + len(SUPPORTED)
+        <= received
+        < built.answer.index(UNSUPPORTED) + len(UNSUPPORTED)
     )
     _open(page, service)
     _stream(page, built.cut_before("answer.delta", nth=3))
@@ -363,16 +365,23 @@ def test_another_schema_is_wholly_unverified(page: Page, service: str) -> None:
     _shot(page, "13-other-schema")
 
 
-
-
 def test_an_error_frame_after_the_tools_is_said_plainly(page: Page, service: str) -> None:
-    body = "".join([
-        event_frame("tool.started", {"call_id": "a1", "tool": "search", "arguments": {"query": "x"}}),
-        event_frame("tool.finished", {
-            "call_id": "a1", "tool": "search", "status": "error", "result_count": 0, "duration_ms": 1.0,
-        }),
-        error_frame(404, "not_found", NothingReadable.detail),
-    ])
+    body = "".join(
+        [
+            event_frame("tool.started", {"call_id": "a1", "tool": "search", "arguments": {"query": "x"}}),
+            event_frame(
+                "tool.finished",
+                {
+                    "call_id": "a1",
+                    "tool": "search",
+                    "status": "error",
+                    "result_count": 0,
+                    "duration_ms": 1.0,
+                },
+            ),
+            error_frame(404, "not_found", str(NothingReadable.detail)),
+        ]
+    )
     assert_v2_stream(parse_sse(body))
     _open(page, service)
     _stream(page, body)

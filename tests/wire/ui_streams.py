@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from models.json_types import JSONObject
 from serve_app.wire.sse import event_frame, split_text
 from tests.contract.checks import parse_sse, utf16_len
 from tests.contract.stream_checks import assert_v2_stream
@@ -89,30 +90,41 @@ def _faithfulness(claims: list[dict[str, Any]], framing: int, unlocated: int) ->
 def build(pieces: list[Piece], passages: dict[str, str], *, conversation_id: str = "c" * 32) -> Built:
     """The frames of one answer: message.start, trace, a citation and a passage frame per key of
     ``passages``, annotations, answer.delta, done."""
-    answer, claims, framing, unlocated = "", [], [], 0
+    answer, unlocated = "", 0
+    claims: list[JSONObject] = []
+    framing: list[JSONObject] = []
     for piece in pieces:
         start, start16 = len(answer), utf16_len(answer)
         answer += piece.text
         offsets = {"start": start, "end": len(answer), "start_utf16": start16, "end_utf16": utf16_len(answer)}
         if piece.verdict is not None:
-            claims.append({
-                **offsets,
-                "kind": piece.kind,
-                "layout": piece.layout,
-                "citation_keys": list(piece.cites),
-                "verdict": piece.verdict,
-                "unverified_reason": piece.reason,
-                "invalid_citation_keys": list(piece.invalid),
-            })
+            claims.append(
+                {
+                    **offsets,
+                    "kind": piece.kind,
+                    "layout": piece.layout,
+                    "citation_keys": list(piece.cites),
+                    "verdict": piece.verdict,
+                    "unverified_reason": piece.reason,
+                    "invalid_citation_keys": list(piece.invalid),
+                }
+            )
         elif piece.kind == "framing":
             framing.append({**offsets, "layout": piece.layout})
         elif piece.kind == "uncovered":
             unlocated += 1
     built = Built(answer, claims=claims)
     add = built.frames.append
-    add(event_frame("message.start", {
-        "conversation_id": conversation_id, "message_id": "m" * 32, "schema": "annotate-v2",
-    }))
+    add(
+        event_frame(
+            "message.start",
+            {
+                "conversation_id": conversation_id,
+                "message_id": "m" * 32,
+                "schema": "annotate-v2",
+            },
+        )
+    )
     add(event_frame("trace", {"trace_id": "t" * 32, "tool": "search", "tool_executed": True}))
     for n, key in enumerate(passages):
         citation = {
@@ -124,18 +136,32 @@ def build(pieces: list[Piece], passages: dict[str, str], *, conversation_id: str
         }
         add(event_frame("citation", {**citation, "citation_key": key}))
     for n, (key, text) in enumerate(passages.items()):
-        add(event_frame("passage", {
-            "kind": "chunk", "citation_key": key, "text": text, "chunk_id": f"dokumen-{n}:00001",
-            "document_id": f"dokumen-{n}", "document_title": f"Dokumen contoh {n + 1} (fiktif)",
-        }))
-    add(event_frame("annotations", {
-        **_faithfulness(claims, len(framing), unlocated),
-        "fallback_used": False,
-        "fallback_reason": None,
-        **{k: v for k, v in _faithfulness(claims, len(framing), unlocated)["grounding"].items()},
-        "claims": claims,
-        "framing": framing,
-    }))
+        add(
+            event_frame(
+                "passage",
+                {
+                    "kind": "chunk",
+                    "citation_key": key,
+                    "text": text,
+                    "chunk_id": f"dokumen-{n}:00001",
+                    "document_id": f"dokumen-{n}",
+                    "document_title": f"Dokumen contoh {n + 1} (fiktif)",
+                },
+            )
+        )
+    add(
+        event_frame(
+            "annotations",
+            {
+                **_faithfulness(claims, len(framing), unlocated),
+                "fallback_used": False,
+                "fallback_reason": None,
+                **{k: v for k, v in _faithfulness(claims, len(framing), unlocated)["grounding"].items()},
+                "claims": claims,
+                "framing": framing,
+            },
+        )
+    )
     for text in split_text(answer, 40):  # small deltas: the client must join them, pairs included
         add(event_frame("answer.delta", {"text": text}))
     add(event_frame("done", {"finish_reason": "stop", "history_truncated": False}))

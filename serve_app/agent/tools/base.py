@@ -16,8 +16,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
+from models.json_types import JSON, JSONObject, JSONValue
 from retrieval.port import RetrieverPort
 from retrieval.types import Chunk
 from serve_app import errors
@@ -28,7 +29,16 @@ log = logging.getLogger(__name__)
 # The agent tools of MCP servers are named ``mcp:<server>:<tool>`` (serve_app/agent/tools/mcp_tool.py); the
 # planner finds them by this prefix without importing the MCP SDK.
 MCP_TOOL_PREFIX = "mcp:"
-EventSink = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class ToolEvent(TypedDict):
+    """One ``tool.started`` / ``tool.finished`` event: its SSE name and its data."""
+
+    event: str
+    data: JSON
+
+
+EventSink = Callable[[ToolEvent], Awaitable[None]]
 ToolStatus = Literal[
     "ok",  # readable evidence
     "empty",  # ran, found nothing
@@ -50,7 +60,7 @@ class Evidence:
     text: str
     kind: Literal["chunk", "tool"] = "chunk"
     chunk: Chunk | None = None
-    identity: dict[str, Any] = field(default_factory=dict)
+    identity: JSON = field(default_factory=dict)
     score: float = 0.0
     aggregate: Aggregate | None = None  # a computed figure's rows (the judge recomputes it from them)
 
@@ -107,12 +117,14 @@ class Tool(ABC):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
 
 
-def jsonable(value: Any) -> Any:
+def jsonable(value: object) -> JSONValue:
     """Tool arguments as JSON for events and the audit (sets sorted, dataclasses as dicts)."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, frozenset | set):
-        return sorted(jsonable(v) for v in value)
+        # a set's members are one kind of scalar (ids, names, numbers), sorted as themselves for a stable
+        # audit; anything else sorts by its text
+        return sorted((jsonable(v) for v in value), key=lambda m: m if isinstance(m, str | float) else str(m))
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     if value is None or isinstance(value, str | int | float | bool):
@@ -136,9 +148,9 @@ class ToolRunner:
     def __init__(self, *, on_event: EventSink | None = None, timeout_s: float = 8.0) -> None:
         self.on_event = on_event
         self.timeout_s = timeout_s
-        self.audit: list[dict[str, Any]] = []
+        self.audit: list[JSONObject] = []
 
-    async def _emit(self, name: str, data: dict[str, Any]) -> None:
+    async def _emit(self, name: str, data: JSON) -> None:
         if self.on_event is not None:
             await self.on_event({"event": name, "data": data})
 
