@@ -19,6 +19,18 @@ QUESTION_WORDS = frozenset(
     "was were is are be been the a an of in on at to for with by from as this that these those it its "
     "which who whom whose what when where how much many does do did under according there".split()
 )
+# Asking what a term means: these words frame the question ("Apa definisi X?", "what is meant by X"); no
+# statement uses them, and counted as asked words they kept every definition below the writer's threshold.
+DEFINITION_WORDS = frozenset(
+    "definisi pengertian arti artinya definition definitions meaning define defined mean means meant".split()
+)
+# Words of a conversational frame around the question ("Saya ingin tahu …", "Could you tell me …"): they
+# say nothing of what is asked.
+FRAME_WORDS = frozenset(
+    "ingin tahu mengetahui bertanya tanya please tell know want like would could can me you my".split()
+)
+# "Berapa angkanya?": the figure of what was just named, not a word to look for.
+_BACK_REFERENCE = re.compile(r"(?i)\b(?:angka|besar|jumlah|nilai|total)nya\b")
 WEAK_WORDS = frozenset("minimal maksimal paling batas tinggi rendah sedikit banyak lambat wajib".split())
 SHARE_WORDS = frozenset("persen persentase proporsi porsi percent percentage share".split())
 CHANGE_WORDS = frozenset(
@@ -51,6 +63,7 @@ _ENGLISH: dict[str, tuple[str, ...]] = {
     "rate": ("tingkat", "angka", "laju"),
     "percentage": ("persentase", "persen"),
     "anggaran": ("pagu",),
+    "target": ("sasaran", "direncanakan"),  # a budget law states its targets as what is "direncanakan"
     "pagu": ("anggaran",),
     "persentase": ("persen",),
     "persen": ("persentase",),
@@ -96,6 +109,9 @@ class Query:
     pasal: str | None = None
     ayat: str | None = None
     named_words: list[Term] = field(default_factory=list)  # "menurut Qanun Penyelenggaraan Pendidikan"
+    # Asked words that only name the document ("menurut UU Pelindungan Data Pribadi" → pelindungan): a
+    # statement of that document need not repeat its title.
+    named_only: frozenset[str] = frozenset()
     named_ref: tuple[str, int] | None = None  # (number, year) of a regulation the question names
     names: list[Term] = field(default_factory=list)  # "Kabupaten Simeulue" → simeulue
     places: frozenset[str] = frozenset()  # words of a place named after "di"/"in" ("in Banda Aceh")
@@ -103,6 +119,7 @@ class Query:
     asks_change: bool = False
     asks_share: bool = False
     asks_extreme: bool = False  # the highest or lowest of something
+    asks_definition: bool = False  # what a term means ("Apa definisi X?"): the sentence defining it answers
 
 
 def _term(raw: str, weight: float = 1.0, acronym: bool = False) -> Term:
@@ -224,7 +241,9 @@ def analyse(query: str) -> Query:
     from serve_app.agent.tools.table import OPERATION_WORDS  # a late import keeps the two modules independent
 
     operation_terms = {w for ws in OPERATION_WORDS.values() for w in ws}
-    topic = REGULATION_ID.sub(" ", query)
+    topic = _BACK_REFERENCE.sub(" ", REGULATION_ID.sub(" ", query))
+    tokens = words(query)
+    asks_definition = any(t in DEFINITION_WORDS for t in tokens) or "what is meant" in " ".join(tokens)
     asked_years = years(topic)
     pasal = _PASAL_ASKED.search(query)
     ayat = _AYAT_ASKED.search(query)
@@ -233,10 +252,13 @@ def analyse(query: str) -> Query:
     terms = [
         _term(raw, 0.3 if raw in WEAK_WORDS else 1.0, raw in capitals)
         for raw in content_terms(topic)
-        if raw not in QUESTION_WORDS and raw not in operation_terms and raw not in asked_years
-        and raw.lower() not in {n.lower() for n in numbers}
+        if raw not in QUESTION_WORDS and raw not in FRAME_WORDS and raw not in operation_terms
+        and raw not in asked_years and raw.lower() not in {n.lower() for n in numbers}
+        and not (asks_definition and raw in DEFINITION_WORDS)
     ]
-    tokens = words(query)
+    named_words = _named_document(query)
+    named_at = _NAMED_AFTER.search(query)
+    before_named = set(content_terms(query[: named_at.start(1)])) if named_at else set()
     ref = _REF_PARTS.search(query)
     named_ref = None
     if ref is not None:
@@ -248,7 +270,8 @@ def analyse(query: str) -> Query:
         figure=expected_figure(query),
         pasal=pasal.group(1) if pasal else None,
         ayat=ayat.group(1) if ayat else None,
-        named_words=_named_document(query),
+        named_words=named_words,
+        named_only=frozenset(t.raw for t in named_words if t.raw not in before_named),
         named_ref=named_ref,
         names=_names(query),
         places=_places(query),
@@ -257,6 +280,7 @@ def analyse(query: str) -> Query:
         asks_change=any(t in _ASKS_CHANGE for t in tokens),
         asks_share=any(t in SHARE_WORDS for t in tokens) or "%" in query,
         asks_extreme=detect_operation(query) in ("top", "bottom") or any(t in SUPERLATIVES for t in tokens),
+        asks_definition=asks_definition,
     )
 
 

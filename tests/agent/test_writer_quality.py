@@ -13,7 +13,7 @@ from serve_app.agent.planner import Planner
 from serve_app.agent.query import analyse, search_query
 from serve_app.agent.tools.base import ToolContext
 from serve_app.agent.tools.table import TableQueryTool, detect_operation
-from serve_app.agent.writers.embedded import EmbeddedWriter
+from serve_app.agent.writers.embedded import EmbeddedWriter, extract_units, score_units
 from serve_app.answer.compose import compose, validate_segments
 from serve_app.answer.refusals import NOT_FOUND_FRAMING
 from serve_app.answer.segments import Passage, Segment
@@ -286,3 +286,76 @@ def test_question_analysis_reads_article_years_and_acronyms() -> None:
     assert (q.pasal, q.ayat, q.years, q.named_ref) == ("6", "1", [], ("9", 2022))
     assert any(t.raw == "sma" and t.acronym for t in q.terms)
     assert analyse("Apa saja sanksi administratif?").asks_list
+
+
+# ---------------------------------------------------------------- 6. definitions and conversational frames
+
+# An invented qanun's definitions article and two provisions that only use the defined term.
+RUMAH_ADAT = "Qanun Aceh Nomor 4 Tahun 2021 tentang Pelestarian Rumah Adat"
+DEFINITIONS = (
+    "Pasal 1\n\nDalam Qanun ini yang dimaksud dengan:\n1. Pelestarian Rumah Adat adalah upaya menjaga "
+    "keberadaan rumah adat beserta nilainya.\n2. Rumah Adat adalah bangunan tempat tinggal tradisional yang "
+    "didirikan menurut kaidah adat setempat.\n3. Pemilik Rumah Adat adalah orang yang menguasai Rumah Adat "
+    "secara sah."
+)
+USES = (
+    "Pasal 9\n\n(1) Pemilik Rumah Adat wajib merawat Rumah Adat miliknya.\n\n(2) Pemerintah Aceh membantu "
+    "perawatan Rumah Adat yang rusak berat."
+)
+
+
+def _rumah_adat() -> list[Passage]:
+    out = []
+    for i, (text, pasal) in enumerate(((USES, "9"), (DEFINITIONS, "1")), 1):
+        c = make_chunk("rumah-adat", i, text, title=RUMAH_ADAT, doc_type="Qanun", number="4", year=2021,
+                       section=("BAB I", f"Pasal {pasal}"))
+        out.append(Passage(f"P{i}", c.text, chunk=c))
+    return out
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Apa definisi Rumah Adat menurut Qanun Pelestarian Rumah Adat?",
+        "Apa pengertian Rumah Adat?",
+        "What is the definition of Rumah Adat under the qanun on Pelestarian Rumah Adat?",
+    ],
+)
+def test_a_definition_question_is_answered_by_the_sentence_defining_that_term(query: str) -> None:
+    shown = facts(answer(query, _rumah_adat()))
+    assert any(s.text.startswith("Rumah Adat adalah bangunan") for s in shown), shown
+    # the longer terms that hold it, and the provisions that only use it, are not the answer
+    assert not any(s.text.startswith(("Pelestarian Rumah Adat adalah", "(1) Pemilik")) for s in shown)
+
+
+def test_definition_and_conversational_frame_words_are_not_asked_words() -> None:
+    q = analyse("Apa definisi Rumah Adat menurut Qanun Pelestarian Rumah Adat?")
+    assert q.asks_definition and [t.raw for t in q.terms] == ["rumah", "adat", "pelestarian"]
+    assert q.named_only == frozenset({"pelestarian"})  # only the document's title says it
+    q = analyse("Saya ingin tahu pagu belanja modal Aceh 2024. Berapa angkanya?")
+    assert [t.raw for t in q.terms] == ["pagu", "belanja", "modal", "aceh"] and not q.asks_definition
+    assert [t.raw for t in analyse("Could you tell me the capital expenditure in 2024?").terms] == [
+        "capital",
+        "expenditure",
+    ]
+
+
+def test_the_named_documents_title_words_need_not_be_repeated_by_its_statements() -> None:
+    # An invented regional budget law: its statements never repeat the acronym the question names it by,
+    # and state the asked target as what is "direncanakan".
+    title = "Qanun Kabupaten Contoh Nomor 2 Tahun 2030 tentang Anggaran Pendapatan dan Belanja Kabupaten 2031"
+    text = (
+        "Pasal 3\n\n(1) Pendapatan Retribusi Daerah direncanakan sebesar Rp12.400.000.000,00 (dua belas "
+        "miliar empat ratus juta rupiah).\n\n(2) Pendapatan Pajak Daerah direncanakan sebesar "
+        "Rp30.100.000.000,00 (tiga puluh miliar seratus juta rupiah)."
+    )
+    c = make_chunk("apbk", 3, text, title=title, doc_type="Qanun", number="2", year=2030,
+                   section=("BAB II", "Pasal 3"))
+    asked = "Saya ingin tahu target pendapatan retribusi pada APBK 2031 (Qanun 2/2030). Berapa angkanya?"
+    shown = facts(answer(asked, [Passage("P1", c.text, chunk=c)]))
+    assert shown and shown[0].text.startswith("(1) Pendapatan Retribusi Daerah direncanakan sebesar Rp12.400")
+    # every asked word is said: three by the statement, "APBK" by the title of the document the question names
+    units = extract_units([Passage("P1", c.text, chunk=c)])
+    score_units("Berapa target pendapatan retribusi pada APBK (Qanun 2/2030)?", units)
+    (retribusi,) = [u for u in units if "Retribusi Daerah direncanakan" in u.text]
+    assert retribusi.coverage == pytest.approx(1.0)

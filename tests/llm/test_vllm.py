@@ -257,27 +257,24 @@ def _llm_app(
 
 
 @pytest.fixture(scope="module")
-def llm_client(
+def llm_clients(
     vllm: RunningVLLM, demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> Any:
-    # Generous: 200 tokens at about 5 a second took 11 s here and over 75 s in a CI run on a slower, busier
-    # 2-core host; this test checks the path, not the model's speed.
-    app = _llm_app(tmp_path_factory.mktemp("llm"), demo_index, demo_retriever, vllm, agent_timeout_s=240.0)
-    with TestClient(app) as client:
-        yield client
+    """``generous``: 200 tokens at about 5 a second took 11 s here and over 75 s in a CI run on a slower,
+    busier 2-core host, and this checks the path, not the model's speed. ``short``: the stopped-server test
+    waits the agent's whole timeout, so that it costs seconds, not minutes."""
+    apps = {
+        name: _llm_app(tmp_path_factory.mktemp(name), demo_index, demo_retriever, vllm, t)
+        for name, t in (("generous", 240.0), ("short", 8.0))
+    }
+    with TestClient(apps["generous"]) as generous, TestClient(apps["short"]) as short:
+        yield {"generous": generous, "short": short}
 
 
-@pytest.fixture(scope="module")
-def llm_short_timeout_client(
-    vllm: RunningVLLM, demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory
-) -> Any:
-    # The stopped-server test waits the agent's whole timeout: short, so that it costs seconds, not minutes.
-    app = _llm_app(tmp_path_factory.mktemp("llm"), demo_index, demo_retriever, vllm, agent_timeout_s=8.0)
-    with TestClient(app) as client:
-        yield client
-
-
-def test_query_v2_with_every_llm_role_returns_a_contract_valid_body(llm_client: TestClient) -> None:
+def test_query_v2_with_every_llm_role_returns_a_contract_valid_body(
+    llm_clients: dict[str, TestClient],
+) -> None:
+    llm_client = llm_clients["generous"]
     started = time.perf_counter()
     response = llm_client.post(
         "/query/v2", json={"query": "Apa saja kewajiban desa menurut qanun?"}, headers=HEADERS
@@ -299,8 +296,9 @@ def test_query_v2_with_every_llm_role_returns_a_contract_valid_body(llm_client: 
 
 
 def test_vllm_stopped_gives_a_degraded_answer_and_healthz_names_the_server(
-    llm_short_timeout_client: TestClient, vllm: RunningVLLM
+    llm_clients: dict[str, TestClient], vllm: RunningVLLM
 ) -> None:
+    llm_short_timeout_client = llm_clients["short"]
     with vllm.frozen():
         health = llm_short_timeout_client.get("/healthz")
         response = llm_short_timeout_client.post(

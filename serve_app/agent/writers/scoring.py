@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -29,6 +30,31 @@ def _period_factor(u: Unit, asked: list[str]) -> tuple[float, float] | None:
         return 0.7, 1.0  # "dibandingkan dengan Tahun Anggaran 2023" in the 2024 budget
     # the year multiplies what matched, never stands alone
     return (1.5, 1.25) if level <= 1 else (1.4, 1.2)
+
+
+# A statement that defines a term: "1. Data X adalah …", "Yang dimaksud dengan X adalah …", "X means …";
+# ``head`` is the defined term.
+_DEFINES = re.compile(
+    r"^\s*(?:(?:\d{1,3}|[a-z])[.)]\s*|\(\d{1,3}\)\s*)?(?:yang\s+dimaksud\s+dengan\s+)?"
+    r"[\"'“]?(?P<head>[^.,;:()\"”]{2,80}?)[\"'”]?\s+(?:adalah|ialah|yaitu|yakni|merupakan|means|is)\b",
+    re.IGNORECASE,
+)
+
+
+def _definition_factor(u: Unit, q: Query) -> float:
+    """How well the unit defines what the question asks to define: 2.5 when its defined term is exactly the
+    asked one ("Data Pribadi adalah …" for "definisi Data Pribadi"), 1.3 when it is a longer term holding
+    it ("Pelindungan Data Pribadi adalah …"), else 1 (the words naming the document are not the term)."""
+    m = _DEFINES.match(u.own_text)
+    if m is None or len(m.group("head").split()) > 6:
+        return 1.0
+    asked = [t for t in q.terms if t.raw not in q.named_only] or q.terms
+    head = Bag.of(m.group("head"))
+    if not all(head.has_term(t) for t in asked):
+        return 1.0
+    head_words = [w for w in words(m.group("head")) if w not in STOPWORDS]
+    exact = all(any(Bag.of(w).has_term(t) for t in asked) for w in head_words)
+    return 2.5 if exact else 1.3
 
 
 def _names_document(u: Unit, q: Query) -> bool:
@@ -66,6 +92,7 @@ def score_units(query: str, units: list[Unit]) -> Query:
     article = (max(weight.values(), default=1.0) * 1.5) if q.pasal else 0.0
     total = (sum(weight.values()) + article) or 1.0
     named_docs = {u.document for u in units if _names_document(u, q)}
+    title_bags = {d: Bag.of(d, title_acronyms(d)) for d in named_docs}
     # The asked thing as the question names it, word after word ("subsidi listrik", "pendapatan negara"): a
     # statement that names it so beats one where the same words only occur apart.
     # The pairs come from the question's own word order too: its terms are deduplicated, so in "Pajak
@@ -75,10 +102,13 @@ def score_units(query: str, units: list[Unit]) -> Query:
     for u in units:
         matched = 0.0
         topic = False  # the unit names something asked besides the place ("Ditetapkan di Banda Aceh …")
+        # In the document the question names, what its title says is said by every statement of it
+        # ("target pendapatan cukai pada APBN 2015 (UU …)": the budget law need not repeat "APBN").
+        title = title_bags[u.document] if u.document in named_docs else None
         for t in terms:
             if u.own.has_term(t) or u.lead_bag.has_term(t):
                 topic = topic or t.raw not in q.places
-            if u.own.has_term(t):
+            if u.own.has_term(t) or (title is not None and (t.raw in q.named_only or title.has_term(t))):
                 matched += weight[t.raw]
             elif u.lead_bag.has_term(t):
                 matched += 0.8 * weight[t.raw]
@@ -123,6 +153,8 @@ def score_units(query: str, units: list[Unit]) -> Query:
         if u.kind == "row":
             u.label_match = _label_match(u, terms)
             score *= 0.4 + 0.6 * u.label_match
+        if q.asks_definition:
+            score *= _definition_factor(u, q)  # "X adalah …" answers "what is X"; provisions using X do not
         if q.asks_extreme and any(w in SUPERLATIVES for w in u.own.words):
             score *= 1.5  # "paling rendah": the sentence that names the lowest beats the rows to compare
         if not q.asks_change and any(w in CHANGE_WORDS for w in u.own.words):
