@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 
 from retrieval import catalog
 from retrieval.catalog import DocumentOutline, DocumentPage, DocumentQuery, PassageView
-from retrieval.live import version_of
+from retrieval.live import LiveRetriever, version_of
+from retrieval.retriever import Retriever
 from retrieval.types import Chunk, DocumentInfo, SearchHit
 
 if TYPE_CHECKING:
@@ -74,29 +75,44 @@ class RetrieverPort(Protocol):
 
 # The index version a request holds (port, retriever): set by ``pin`` in the request's task, so every later
 # call of the request, and the tasks it starts, read the same version (retrieval.live).
-_snapshot: contextvars.ContextVar[tuple[int, Any] | None] = contextvars.ContextVar("aceh_index", default=None)
+_snapshot: contextvars.ContextVar[tuple[int, Retriever] | None] = contextvars.ContextVar(
+    "aceh_index", default=None
+)
+
+
+class SearchOptions(TypedDict, total=False):
+    """The keyword options of :meth:`Retriever.search` a caller may give; those left out keep the
+    retriever's own defaults."""
+
+    top_k: int
+    document_ids: Collection[str] | None
+    provenance: bool
+    mode: str
+    rerank: bool
 
 
 class LocalRetrieverPort:
     """Wraps an in-process retriever, or a ``retrieval.live.LiveRetriever`` that follows ingest; each call
     runs in a worker thread so the event loop stays free."""
 
-    def __init__(self, retriever: Any) -> None:
+    def __init__(self, retriever: Retriever | LiveRetriever) -> None:
         self.source = retriever
 
+    def _newest(self) -> Retriever:
+        source = self.source
+        return source.current() if isinstance(source, LiveRetriever) else source
+
     @property
-    def retriever(self) -> Any:
+    def retriever(self) -> Retriever:
         """The request's pinned version, else the newest loaded one."""
         pinned = _snapshot.get()
         if pinned is not None and pinned[0] == id(self):
             return pinned[1]
-        current = getattr(self.source, "current", None)
-        return current() if current is not None else self.source
+        return self._newest()
 
     async def pin(self) -> str:
         """Hold the current version for the rest of this request; returns its version."""
-        current = getattr(self.source, "current", None)
-        retriever = current() if current is not None else self.source
+        retriever = self._newest()
         _snapshot.set((id(self), retriever))
         return version_of(retriever)
 
@@ -106,7 +122,7 @@ class LocalRetrieverPort:
     async def reachable(self) -> bool:
         return True  # in this process: as reachable as the caller
 
-    async def search(self, query: str, **options: Any) -> list[SearchHit]:
+    async def search(self, query: str, **options: Unpack[SearchOptions]) -> list[SearchHit]:
         """RetrieverPort.search: ``options`` (top_k, document_ids, provenance) go to the retriever as given,
         so the retriever's own defaults apply (not a second copy of them here)."""
         return await asyncio.to_thread(self.retriever.search, query, **options)
@@ -123,7 +139,7 @@ class LocalRetrieverPort:
     async def document_chunks(self, document_id: str) -> list[Chunk]:
         return await asyncio.to_thread(self.retriever.document_chunks, document_id)
 
-    async def lookup_article(self, ref: Any) -> list[Chunk]:
+    async def lookup_article(self, ref: LegalRef) -> list[Chunk]:
         return await asyncio.to_thread(self.retriever.lookup_article, ref)
 
     async def cross_references(
@@ -131,7 +147,7 @@ class LocalRetrieverPort:
     ) -> list[tuple[DocumentInfo, str, Chunk]]:
         return await asyncio.to_thread(self.retriever.cross_references, doc_type, number, year)
 
-    async def table(self, document_id: str) -> Any:
+    async def table(self, document_id: str) -> TableData | None:
         return await asyncio.to_thread(self.retriever.table, document_id)
 
     async def chunk(self, chunk_id: str) -> Chunk | None:

@@ -24,6 +24,7 @@ from ray.serve.handle import DeploymentHandle
 from starlette.applications import Starlette
 
 from judge.types import JudgeItem, JudgeResult
+from models.json_types import JSONObject
 from retrieval.live import version_of
 from retrieval.port import LocalRetrieverPort
 from retrieval.retriever import Retriever
@@ -323,17 +324,17 @@ class IngressDeployment(_Component):
         return ingress.app()
 
 
-def deployment_options(cfg: AppConfig, name: str, *, env_vars: dict[str, str]) -> dict[str, Any]:
+def deployment_options(cfg: AppConfig, name: str, *, env_vars: dict[str, str]) -> JSONObject:
     """Ray Serve's options for one deployment, from its ``serve.deployments`` entry (also what
     :mod:`serve_app.runtime.kuberay` writes into a RayService). ``env_vars`` join the application's
     runtime_env (Ray merges them)."""
     d = cfg.serve.deployment(name)
-    actor: dict[str, Any] = {"num_cpus": d.num_cpus, "runtime_env": {"env_vars": env_vars}}
+    actor: JSONObject = {"num_cpus": d.num_cpus, "runtime_env": {"env_vars": env_vars}}
     if d.num_gpus:
         actor["num_gpus"] = d.num_gpus
     if d.resources:
         actor["resources"] = dict(d.resources)
-    options: dict[str, Any] = {
+    options: JSONObject = {
         "ray_actor_options": actor,
         "max_ongoing_requests": d.max_ongoing_requests,
         # Requests here end within the configured deadline; Ctrl-C need not wait Serve's default 20 s.
@@ -356,7 +357,7 @@ def build_app(cfg: AppConfig) -> Application:
     # One metrics folder per application build: replicas of every deployment write there, /metrics sums it.
     metrics_dir = os.path.join(tempfile.gettempdir(), f"aceh-metrics-{uuid.uuid4().hex[:12]}")
 
-    def opts(name: str) -> dict[str, Any]:
+    def opts(name: str) -> JSONObject:
         return deployment_options(cfg, name, env_vars={MULTIPROC_ENV: metrics_dir})
 
     def bind(name: str, deployment: Any, *args: Any) -> Any:

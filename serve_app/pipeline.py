@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judge.prompt import PROMPT_TEMPLATE_VERSION as JUDGE_PROMPT_VERSION
+from models.json_types import JSONObject
 from serve_app import errors
 from serve_app.agent.agent import AgentRequest
 from serve_app.agent.prompts import AGENT_PROMPT_VERSION
@@ -69,7 +70,7 @@ class Pipeline:
 
     # ------------------------------------------------------------------ search
 
-    async def search(self, req: SearchRequest, principal: Principal) -> dict[str, Any]:
+    async def search(self, req: SearchRequest, principal: Principal) -> JSONObject:
         scope = await self._scope(req.selection, req.document_ids, principal)
         if scope.empty:
             return {"query": req.query, "results": [], "fallback_reason": "source_scope_empty"}

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
+from models.json_types import JSONObject
 from retrieval.port import RetrieverPort
 from serve_app.agent.agent import AgentOutcome, AgentRequest
 from serve_app.agent.tools.base import EventSink, ToolEvent  # the one sink type: the tool runner's
@@ -62,7 +63,7 @@ class StoreRole(Protocol):
 
     def get_conversation(self, cid: str, owner: str) -> ConversationRecord | None: ...
 
-    def list_messages(self, cid: str) -> list[dict[str, Any]]: ...
+    def list_messages(self, cid: str) -> list[JSONObject]: ...
 
     def write_exchange(self, exchange: Exchange) -> str: ...
 

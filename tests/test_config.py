@@ -4,6 +4,7 @@ relative paths resolve in a source checkout and in an installed wheel."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -44,7 +45,9 @@ def test_deployment_options_carry_autoscaling_and_resources() -> None:
     pinned = cfg.serve.deployment("Ingress").model_copy(update=pin)
     deployments = {**cfg.serve.deployments, "Ingress": pinned}
     serve = cfg.serve.model_copy(update={"deployments": deployments})
-    ingress = deployment_options(cfg.model_copy(update={"serve": serve}), "Ingress", env_vars={})
+    ingress: dict[str, Any] = deployment_options(  # read deep here, as a test
+        cfg.model_copy(update={"serve": serve}), "Ingress", env_vars={}
+    )
     assert ingress["num_replicas"] == 2 and "autoscaling_config" not in ingress
     assert ingress["ray_actor_options"]["resources"] == {"slot": 1}
 

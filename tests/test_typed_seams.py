@@ -33,9 +33,7 @@ TYPING = ("typing", "typing_extensions")
 _PROXY = "a proxy: forwards any attribute or method of what it wraps, whose type is not known here"
 _RAY = "holds a Ray DeploymentHandle, whose .remote() calls Ray types as Any; the role Protocol types it"
 _OPTIONS = "engine options from YAML, passed as keyword arguments to engine classes of different signatures"
-_PORT = "wraps a Retriever or a LiveRetriever (no Protocol of their shared methods yet); forwards options"
 _MANIFEST = "the index manifest and row files, read as JSON field by field (wants TypedDicts of the files)"
-_TOOL_ARGS = "planned tool arguments: each tool reads its own keys (wants a TypedDict per tool)"
 _REFS = "the planner reads references by getattr; tests pass a fake reference class (wants a Protocol)"
 _WIRE = "the annotate-v2 wire dicts, read deep by the writers (wants the pydantic schemas.Claim & co.)"
 _BODY = "a response body read and rewritten key by key downstream (wants the pydantic response models)"
@@ -47,23 +45,12 @@ ALLOWED: dict[str, str] = {
     "serve_app.runtime.ports.RemoteAgent.__init__": _RAY,
     "serve_app.runtime.ports.RemoteAnnotator.__init__": _RAY,
     "serve_app.runtime.ports.RemoteRetriever.__init__": _RAY,
-    "serve_app.app.deployment_options": "Ray's .options(**kwargs): actor options of mixed nested types",
     "models.registry.EngineSpec.from_dict": _OPTIONS,
     "models.registry.EngineSpec.options": _OPTIONS,
     "serve_app.config.engines.EngineConfig.options": _OPTIONS,
-    "retrieval.port.LocalRetrieverPort.__init__": _PORT,
-    "retrieval.port.LocalRetrieverPort.lookup_article": _PORT,
-    "retrieval.port.LocalRetrieverPort.retriever": _PORT,
-    "retrieval.port.LocalRetrieverPort.search": _PORT,
-    "retrieval.port.LocalRetrieverPort.table": _PORT,
     "retrieval.retriever.Retriever.__init__": _MANIFEST,
     "retrieval.store.check_encoder": _MANIFEST,
     "retrieval.store.read_manifest": _MANIFEST,
-    "serve_app.agent.tools.base.Tool.run": _TOOL_ARGS,
-    "serve_app.agent.tools.bps.BpsTool.run": _TOOL_ARGS,
-    "serve_app.agent.tools.ckan.OpenDataTool.run": _TOOL_ARGS,
-    "serve_app.agent.tools.sql.SqlQueryTool.run": _TOOL_ARGS,
-    "serve_app.agent.tools.sql.SqlQueryTool.execute": "SQL bind parameters as SQLAlchemy takes them",
     "serve_app.agent.agent.ToolsConfig.find_references": _REFS,
     "serve_app.answer.annotation.Annotation.claims": _WIRE,
     "serve_app.answer.annotation.Annotation.faithfulness": _WIRE,
@@ -73,19 +60,12 @@ ALLOWED: dict[str, str] = {
     "serve_app.wire.responses.AnswerRecord.result": _BODY,
     "serve_app.wire.responses.AnswerResult.body": _BODY,
     "serve_app.wire.responses.response_body": _BODY,
-    "serve_app.wire.responses.stored_body": _BODY,
-    "serve_app.pipeline.Pipeline.search": _BODY,
     "serve_app.catalog.artifacts.ArtifactOffer.offer": _BODY,
     "serve_app.conversation.history.from_conversation_texts": _STORED,
     "serve_app.conversation.history.model_history": _STORED,
     "serve_app.conversation.history.preferred_documents": _STORED,
     "serve_app.conversation.history.single_referenced_document": _STORED,
     "serve_app.conversation.store.Exchange.assistant_body": _STORED,
-    "serve_app.conversation.store.Store.list_memory": _STORED,
-    "serve_app.conversation.store.Store.list_messages": _STORED,
-    "serve_app.conversation.store.Store.list_playground_receipts": _STORED,
-    "serve_app.conversation.store.Store.read_conversation": _STORED,
-    "serve_app.roles.StoreRole.list_messages": _STORED,
 }
 
 

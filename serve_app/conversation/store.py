@@ -35,6 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine, make_url
 
+from models.json_types import JSONObject
 from serve_app import errors
 from serve_app.conversation import migrations as schema_migrations
 from serve_app.conversation.tables import (
@@ -53,6 +54,7 @@ _CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # Body keys kept in their own columns (annotations), put back when a message is read.
 _ANNOTATION_KEYS = ("claims", "framing")
+
 
 class NotFoundError(errors.NotFound):
     """The conversation does not exist or belongs to another principal (both answer 404)."""
@@ -89,7 +91,7 @@ def database_url(url: str) -> str:
     """``postgresql://`` / ``postgres://`` → the psycopg 3 driver; anything else unchanged."""
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix):]
+            return "postgresql+psycopg://" + url[len(prefix) :]
     return url
 
 
@@ -132,8 +134,12 @@ class Store:
             if schema is not None:
                 connect_args["options"] = f"-csearch_path={schema}"
             self.engine = create_engine(
-                self.url, pool_size=pool_size, max_overflow=2 * pool_size, pool_pre_ping=True,
-                connect_args=connect_args, echo=echo,
+                self.url,
+                pool_size=pool_size,
+                max_overflow=2 * pool_size,
+                pool_pre_ping=True,
+                connect_args=connect_args,
+                echo=echo,
             )
 
     @staticmethod
@@ -142,7 +148,10 @@ class Store:
             raise ValueError("The SQLite store needs a file (sqlite:///PATH), not an in-memory database.")
         Path(database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
-            f"sqlite:///{database}", echo=echo, pool_size=8, max_overflow=32,
+            f"sqlite:///{database}",
+            echo=echo,
+            pool_size=8,
+            max_overflow=32,
             connect_args={"timeout": 30, "check_same_thread": False},
         )
 
@@ -185,8 +194,10 @@ class Store:
         """Create or upgrade the schema; returns the migration versions applied now."""
         with self._write() as conn:
             if self.dialect == "postgresql":
-                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"),
-                             {"k": schema_migrations.lock_key(self.schema or "public")})
+                conn.execute(
+                    text("SELECT pg_advisory_xact_lock(:k)"),
+                    {"k": schema_migrations.lock_key(self.schema or "public")},
+                )
                 if self.schema is not None:
                     conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
             return schema_migrations.upgrade(conn)
@@ -272,13 +283,17 @@ class Store:
         id."""
         _check_family(exchange.route_family)
         with self._write() as conn:
-            conn.execute(t_conversations.insert().values(
-                id=exchange.conversation_id, owner=exchange.owner, route=exchange.route_family,
-                created_at=datetime.now(UTC),
-            ))
+            conn.execute(
+                t_conversations.insert().values(
+                    id=exchange.conversation_id,
+                    owner=exchange.owner,
+                    route=exchange.route_family,
+                    created_at=datetime.now(UTC),
+                )
+            )
             return _insert_exchange(conn, exchange, -1)
 
-    def list_messages(self, cid: str) -> list[dict[str, Any]]:
+    def list_messages(self, cid: str) -> list[JSONObject]:
         """Messages in order. User: ``{message_id, ordinal, role, content, created_at}``; assistant adds
         ``body`` (the stored answer as the reader saw it, claims and framing put back, and
         ``v2_faithfulness``). JSON-ready. Ownership is the caller's check (``get_conversation``)."""
@@ -288,8 +303,13 @@ class Store:
             ).all()
         out = []
         for row in rows:
-            item: dict[str, Any] = {"message_id": row.id, "ordinal": row.ordinal, "role": row.role,
-                                    "content": row.content, "created_at": _iso(row.created_at)}
+            item: JSONObject = {
+                "message_id": row.id,
+                "ordinal": row.ordinal,
+                "role": row.role,
+                "content": row.content,
+                "created_at": _iso(row.created_at),
+            }
             if row.role == "assistant":
                 body = dict(row.body or {})
                 for key in _ANNOTATION_KEYS:
@@ -300,22 +320,28 @@ class Store:
             out.append(item)
         return out
 
-    def read_conversation(self, cid: str, owner: str) -> dict[str, Any] | None:
+    def read_conversation(self, cid: str, owner: str) -> JSONObject | None:
         """The ``GET /conversations/{id}`` body, or None (404) when unknown or not the caller's."""
         record = self.get_conversation(cid, owner)
         if record is None:
             return None
         return {"conversation_id": cid, "route": record.route, "messages": self.list_messages(cid)}
 
-    def list_memory(self, owner: str, *, limit: int = 50) -> list[dict[str, Any]]:
+    def list_memory(self, owner: str, *, limit: int = 50) -> list[JSONObject]:
         """The owner's long-term memory items, newest first."""
         with self._read() as conn:
             rows = conn.execute(
-                select(t_memory).where(t_memory.c.owner == owner)
-                .order_by(t_memory.c.id.desc()).limit(limit)
+                select(t_memory).where(t_memory.c.owner == owner).order_by(t_memory.c.id.desc()).limit(limit)
             ).all()
-        return [{"text": r.text, "conversation_id": r.conversation_id,
-                 "source_message_id": r.source_message_id, "created_at": _iso(r.created_at)} for r in rows]
+        return [
+            {
+                "text": r.text,
+                "conversation_id": r.conversation_id,
+                "source_message_id": r.source_message_id,
+                "created_at": _iso(r.created_at),
+            }
+            for r in rows
+        ]
 
     @asynccontextmanager
     async def conversation_lock(self, cid: str) -> AsyncIterator[None]:
@@ -360,19 +386,34 @@ class Store:
                 raise ValueError("playground counts must be finite numbers")
             clean[name] = value
         with self._write() as conn:
-            conn.execute(t_receipts.insert().values(
-                run_id=run_id, admin=admin, status=status, counts=clean,
-                started_at=_as_datetime(started_at), finished_at=_as_datetime(finished_at),
-            ))
+            conn.execute(
+                t_receipts.insert().values(
+                    run_id=run_id,
+                    admin=admin,
+                    status=status,
+                    counts=clean,
+                    started_at=_as_datetime(started_at),
+                    finished_at=_as_datetime(finished_at),
+                )
+            )
 
-    def list_playground_receipts(self, admin: str | None = None) -> list[dict[str, Any]]:
+    def list_playground_receipts(self, admin: str | None = None) -> list[JSONObject]:
         query = select(t_receipts).order_by(t_receipts.c.started_at)
         if admin is not None:
             query = query.where(t_receipts.c.admin == admin)
         with self._read() as conn:
             rows = conn.execute(query).all()
-        return [{"run_id": r.run_id, "admin": r.admin, "status": r.status, "counts": r.counts,
-                 "started_at": _iso(r.started_at), "finished_at": _iso(r.finished_at)} for r in rows]
+        return [
+            {
+                "run_id": r.run_id,
+                "admin": r.admin,
+                "status": r.status,
+                "counts": r.counts,
+                "started_at": _iso(r.started_at),
+                "finished_at": _iso(r.finished_at),
+            }
+            for r in rows
+        ]
 
     def hit_rate_limit(self, key: str, limit: int, window_s: float) -> float | None:
         """Count one hit for ``key`` in the current fixed window, shared by every process using this
@@ -387,11 +428,15 @@ class Store:
         start_ms = int(round(start * 1000))
         insert = (postgresql.insert if self.dialect == "postgresql" else sqlite.insert)(t_rate)
         # Increment only while under the limit, in one statement: no lost updates between replicas.
-        stmt = insert.values(key=key, window_start_ms=start_ms, count=1).on_conflict_do_update(
-            index_elements=[t_rate.c.key, t_rate.c.window_start_ms],
-            set_={"count": t_rate.c.count + 1},
-            where=t_rate.c.count < limit,
-        ).returning(t_rate.c.count)
+        stmt = (
+            insert.values(key=key, window_start_ms=start_ms, count=1)
+            .on_conflict_do_update(
+                index_elements=[t_rate.c.key, t_rate.c.window_start_ms],
+                set_={"count": t_rate.c.count + 1},
+                where=t_rate.c.count < limit,
+            )
+            .returning(t_rate.c.count)
+        )
         with self._write() as conn:
             counted = conn.execute(stmt).first()
             conn.execute(t_rate.delete().where(t_rate.c.key == key, t_rate.c.window_start_ms < start_ms))
@@ -418,17 +463,39 @@ def _insert_exchange(conn: Any, exchange: Exchange, last_ordinal: int) -> str:
     answer = body.get("answer")
     now = datetime.now(UTC)
     user_id, assistant_id = uuid.uuid4().hex, uuid.uuid4().hex
-    conn.execute(t_messages.insert().values(
-        id=user_id, conversation_id=cid, ordinal=last_ordinal + 1, role="user", content=exchange.user_text,
-        created_at=now,
-    ))
-    conn.execute(t_messages.insert().values(
-        id=assistant_id, conversation_id=cid, ordinal=last_ordinal + 2, role="assistant",
-        content=answer if isinstance(answer, str) else "", body=body, v2_faithfulness=v2_faithfulness,
-        created_at=now, **annotations,
-    ))
-    items = [{"owner": owner, "conversation_id": cid, "source_message_id": assistant_id,
-              "text": _memory_text(item), "created_at": now} for item in exchange.memory_items]
+    conn.execute(
+        t_messages.insert().values(
+            id=user_id,
+            conversation_id=cid,
+            ordinal=last_ordinal + 1,
+            role="user",
+            content=exchange.user_text,
+            created_at=now,
+        )
+    )
+    conn.execute(
+        t_messages.insert().values(
+            id=assistant_id,
+            conversation_id=cid,
+            ordinal=last_ordinal + 2,
+            role="assistant",
+            content=answer if isinstance(answer, str) else "",
+            body=body,
+            v2_faithfulness=v2_faithfulness,
+            created_at=now,
+            **annotations,
+        )
+    )
+    items = [
+        {
+            "owner": owner,
+            "conversation_id": cid,
+            "source_message_id": assistant_id,
+            "text": _memory_text(item),
+            "created_at": now,
+        }
+        for item in exchange.memory_items
+    ]
     if items:
         conn.execute(t_memory.insert(), items)
     return assistant_id

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from models.json_types import JSONObject
+from models.json_types import JSON, JSONObject
 from retrieval.types import SearchHit
 from serve_app.answer.annotation import Annotation, V1Gate
 from serve_app.answer.segments import Passage
@@ -209,7 +209,7 @@ def response_body(
     return dump(model, opt_in=opt_in)
 
 
-def stored_body(body: dict[str, Any], route: Route, annotation: Annotation) -> dict[str, Any]:
+def stored_body(body: JSON, route: Route, annotation: Annotation) -> JSONObject:
     """The copy of a body a conversation keeps: no opt-in fields; the v2 faithfulness kept apart."""
     stored = {name: value for name, value in body.items() if name not in OPT_IN_FIELDS}
     stored["v2_faithfulness"] = annotation.faithfulness if route == "v2" else None

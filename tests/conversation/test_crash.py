@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import func, select
 
@@ -60,8 +61,13 @@ def test_killed_writer_leaves_only_whole_turns(backend: Backend) -> None:
     setup.migrate()
     setup.close()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, backend.url, backend.schema or ""],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, backend.url, backend.schema or ""],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while _answers(backend) < 40:
@@ -85,7 +91,7 @@ def test_killed_writer_leaves_only_whole_turns(backend: Backend) -> None:
         assert len(cids) == 4
         answers: dict[str, int] = {}
         for cid in cids:
-            messages = store.list_messages(cid)
+            messages: list[Any] = store.list_messages(cid)  # rows read deep here
             assert [m["ordinal"] for m in messages] == list(range(len(messages)))
             assert len(messages) % 2 == 0
             for n, (user, assistant) in enumerate(zip(messages[::2], messages[1::2], strict=True)):
@@ -103,9 +109,9 @@ def test_killed_writer_leaves_only_whole_turns(backend: Backend) -> None:
         # The store is still writable and continues every conversation where it stopped.
         cid = cids[0]
         before = len(store.list_messages(cid))
-        store.append_exchange(Exchange(
-            cid, OWNER, "v2", "setelah", {"answer": "ok", "claims": [], "framing": []}
-        ))
+        store.append_exchange(
+            Exchange(cid, OWNER, "v2", "setelah", {"answer": "ok", "claims": [], "framing": []})
+        )
         assert [m["ordinal"] for m in store.list_messages(cid)][-2:] == [before, before + 1]
     finally:
         store.close()

@@ -76,8 +76,12 @@ class Client:
 
 def _server(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(port)], cwd=REPO, env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        [sys.executable, "-c", SERVER, str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
 
 
@@ -181,7 +185,7 @@ def _check_every_turn_whole(backend: Backend) -> int:
             cids = conn.execute(select(t_conversations.c.id)).scalars().all()
         turns = 0
         for cid in cids:
-            messages = store.list_messages(cid)
+            messages: list[Any] = store.list_messages(cid)  # rows read deep here
             assert [m["ordinal"] for m in messages] == list(range(len(messages)))
             assert [m["role"] for m in messages] == ["user", "assistant"] * (len(messages) // 2)
             for assistant in messages[1::2]:
@@ -226,16 +230,12 @@ def _server_env(backend: Backend, demo_index: Path) -> dict[str, str]:
 
 
 @pytest.mark.slow
-def test_exchanges_survive_kill_9_of_the_serving_processes(
-    backend: Backend, demo_index: Path
-) -> None:
+def test_exchanges_survive_kill_9_of_the_serving_processes(backend: Backend, demo_index: Path) -> None:
     setup = backend.open()
     setup.migrate()  # the schema the servers will find on their search path
     setup.close()
     env = _server_env(backend, demo_index)
-    clients = [
-        Client(i, "v1" if i % 2 else "v2", created=i < CLIENTS // 2) for i in range(CLIENTS)
-    ]
+    clients = [Client(i, "v1" if i % 2 else "v2", created=i < CLIENTS // 2) for i in range(CLIENTS)]
     stop, committed = threading.Event(), [0]
     with _servers(2, env) as (bases, procs):
         threads = [

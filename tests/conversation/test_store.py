@@ -130,8 +130,14 @@ def test_exchange_round_trip_keeps_the_answer_as_the_reader_saw_it(store: Store)
     assert (user["role"], user["content"], user["ordinal"]) == ("user", "Berapa anggarannya?", 0)
     assert (assistant["role"], assistant["message_id"], assistant["ordinal"]) == ("assistant", mid, 1)
     assert assistant["body"] == body and assistant["content"] == body["answer"]
-    assert store.list_memory("o") == [{"text": "Anggaran 2023.", "conversation_id": cid,
-                                       "source_message_id": mid, "created_at": assistant["created_at"]}]
+    assert store.list_memory("o") == [
+        {
+            "text": "Anggaran 2023.",
+            "conversation_id": cid,
+            "source_message_id": mid,
+            "created_at": assistant["created_at"],
+        }
+    ]
     assert store.list_memory("someone-else") == []
 
 
@@ -142,7 +148,10 @@ def test_start_conversation_stores_the_first_turn_and_claims_the_route(store: St
     assert store.get_conversation("c-new", "intruder") is None
     user, assistant = store.list_messages("c-new")
     assert (user["content"], user["ordinal"], assistant["message_id"], assistant["ordinal"]) == (
-        "Berapa anggarannya?", 0, mid, 1
+        "Berapa anggarannya?",
+        0,
+        mid,
+        1,
     )
     assert assistant["body"] == body
     with pytest.raises(ConflictError):
@@ -182,9 +191,9 @@ def test_concurrent_appends_never_interleave(store: Store) -> None:
         barrier.wait()
         try:
             for i in range(4):
-                store.append_exchange(Exchange(
-                    cid, "o", "v2", f"q-{n}-{i}", v2_body(f"a-{n}-{i}", marker=f"{n}-{i}")
-                ))
+                store.append_exchange(
+                    Exchange(cid, "o", "v2", f"q-{n}-{i}", v2_body(f"a-{n}-{i}", marker=f"{n}-{i}"))
+                )
         except BaseException as exc:  # noqa: BLE001 - reported below
             failures.append(exc)
 
@@ -194,7 +203,7 @@ def test_concurrent_appends_never_interleave(store: Store) -> None:
     for t in threads:
         t.join()
     assert not failures
-    messages = store.list_messages(cid)
+    messages: list[Any] = store.list_messages(cid)  # rows read deep here
     assert [m["ordinal"] for m in messages] == list(range(64))
     for user, assistant in zip(messages[::2], messages[1::2], strict=True):
         assert user["role"] == "user" and assistant["role"] == "assistant"
@@ -215,9 +224,9 @@ def test_conversation_lock_keeps_request_order(store: Store) -> None:
             history = await asyncio.to_thread(store.list_messages, cid)
             seen.append(len(history))
             await asyncio.sleep(0.01 * ((7 * n) % 5))
-            await asyncio.to_thread(store.append_exchange, Exchange(
-                cid, "o", "v2", f"q{n}", v2_body(f"a{n}")
-            ))
+            await asyncio.to_thread(
+                store.append_exchange, Exchange(cid, "o", "v2", f"q{n}", v2_body(f"a{n}"))
+            )
 
     async def main() -> None:
         tasks = []
@@ -276,17 +285,31 @@ def test_playground_receipt_stores_no_text(store: Store) -> None:
     prompt, question = "PROMPT-EDITORIAL-RAHASIA-7731", "PERTANYAAN-UJI-9902"
     answer, passage = "JAWABAN-UJI-5521", "PASSAGE-SUMBER-1180"
     store.record_playground_receipt(
-        run_id="0f3c9a7e", admin="iss|admin", status="answered",
+        run_id="0f3c9a7e",
+        admin="iss|admin",
+        status="answered",
         counts={"claims_total": 2, "claims_supported": 1, "framing_total": 1, "passages": 3},
-        started_at=1_800_000_000.0, finished_at=1_800_000_001.25,
+        started_at=1_800_000_000.0,
+        finished_at=1_800_000_001.25,
     )
-    (receipt,) = store.list_playground_receipts("iss|admin")
+    receipts: list[Any] = store.list_playground_receipts("iss|admin")
+    (receipt,) = receipts
     assert receipt["counts"] == {"claims_total": 2, "claims_supported": 1, "framing_total": 1, "passages": 3}
     assert receipt["status"] == "answered" and receipt["finished_at"].endswith("01.250Z")
-    for smuggle in ({"status": question}, {"counts": {"prompt": prompt}}, {"counts": {question: 1}},
-                    {"run_id": f"{answer} {passage}"}):
-        args: dict[str, Any] = {"run_id": "r2", "admin": "iss|admin", "status": "answered",
-                                "counts": {}, "started_at": 0.0, "finished_at": 1.0}
+    for smuggle in (
+        {"status": question},
+        {"counts": {"prompt": prompt}},
+        {"counts": {question: 1}},
+        {"run_id": f"{answer} {passage}"},
+    ):
+        args: dict[str, Any] = {
+            "run_id": "r2",
+            "admin": "iss|admin",
+            "status": "answered",
+            "counts": {},
+            "started_at": 0.0,
+            "finished_at": 1.0,
+        }
         with pytest.raises(ValueError):
             store.record_playground_receipt(**{**args, **smuggle})
     stored = _all_stored_text(store)

@@ -13,10 +13,10 @@ import logging
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from models.json_types import JSON, JSONObject, JSONValue
 from retrieval.port import RetrieverPort
@@ -39,6 +39,8 @@ class ToolEvent(TypedDict):
 
 
 EventSink = Callable[[ToolEvent], Awaitable[None]]
+# A tool's planned arguments: JSON values, and for legal_check the parsed reference (retrieval.legal.LegalRef)
+ToolArgs = Mapping[str, object]
 ToolStatus = Literal[
     "ok",  # readable evidence
     "empty",  # ran, found nothing
@@ -114,7 +116,22 @@ class Tool(ABC):
     failure_note: str | None = None
 
     @abstractmethod
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult: ...
+
+
+def text_arg(args: ToolArgs, name: str) -> str:
+    """A planned argument that must be text; anything else fails the call, as using it would."""
+    value = args[name]
+    if not isinstance(value, str):
+        raise TypeError(f"tool argument {name!r} is {type(value).__name__}, not text")
+    return value
+
+
+def as_int(value: object) -> int:
+    """A planned count or year, as ``int()`` reads it; anything else fails the call, as ``int()`` would."""
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"tool argument {value!r} is no number")
 
 
 def jsonable(value: object) -> JSONValue:
@@ -154,9 +171,7 @@ class ToolRunner:
         if self.on_event is not None:
             await self.on_event({"event": name, "data": data})
 
-    async def call(
-        self, tool: Tool, args: dict[str, Any], ctx: ToolContext, *, deadline: float
-    ) -> ToolResult:
+    async def call(self, tool: Tool, args: ToolArgs, ctx: ToolContext, *, deadline: float) -> ToolResult:
         call_id = uuid.uuid4().hex[:16]
         started = time.time()
         t0 = time.perf_counter()

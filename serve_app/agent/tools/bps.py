@@ -7,12 +7,11 @@ egress policy; refused, slow or broken, it gives a status and an honest note, ne
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import httpx
 
 from serve_app.agent.text import content_terms, years
-from serve_app.agent.tools.base import Evidence, ToolContext, ToolResult
+from serve_app.agent.tools.base import Evidence, ToolArgs, ToolContext, ToolResult
 from serve_app.agent.tools.egress import EgressPolicy
 from serve_app.agent.tools.live_read import LiveReadTool, cell, now, overlap, read_json
 
@@ -39,7 +38,7 @@ class BpsTool(LiveReadTool):
         self.domain = domain or ACEH_DOMAIN
         self.timeout_s = timeout_s
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
         if not self.api_key:
             return ToolResult("disabled", note="bps_disabled")
         if not self.egress.allows(self.base_url):

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from serve_app.agent.text import content_terms, years
-from serve_app.agent.tools.base import Evidence, ToolContext, ToolResult
+from serve_app.agent.tools.base import Evidence, ToolArgs, ToolContext, ToolResult
 from serve_app.agent.tools.egress import EgressPolicy
 from serve_app.agent.tools.live_read import LiveReadTool, cell, now, overlap, read_json
 from serve_app.config import CkanPortalConfig
@@ -50,7 +50,7 @@ class OpenDataTool(LiveReadTool):
         super().__init__(egress=egress, max_records=max_records, transport=transport)
         self.portals = list(portals)
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
         if not self.portals:
             return ToolResult("disabled", note="open_data_disabled")
         query = str(args.get("query") or ctx.query)

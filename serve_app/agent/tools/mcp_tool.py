@@ -25,7 +25,7 @@ from mcp_types import CallToolResult, TextContent
 from mcp_types import Tool as McpToolInfo
 
 from serve_app.agent.text import years
-from serve_app.agent.tools.base import MCP_TOOL_PREFIX, Evidence, Tool, ToolContext, ToolResult
+from serve_app.agent.tools.base import MCP_TOOL_PREFIX, Evidence, Tool, ToolArgs, ToolContext, ToolResult
 from serve_app.agent.tools.mcp_client import (
     EgressCheck,
     McpNotAllowed,
@@ -39,8 +39,10 @@ from serve_app.config import ConfigError
 log = logging.getLogger(__name__)
 
 _QUERY_KEYS = frozenset(
-    "query q keyword keywords kata_kunci katakunci search cari pencarian pertanyaan question kueri text teks"
-    .split()
+    (
+        "query q keyword keywords kata_kunci katakunci search cari pencarian pertanyaan question kueri text "
+        "teks"
+    ).split()
 )
 _YEAR_KEYS = frozenset("tahun year periode period".split())
 _DATASET_KEYS = ("dataset", "nama_dataset", "judul", "title")
@@ -114,7 +116,8 @@ def _record_text(record: Mapping[str, Any]) -> str:
     judge read a figure: the unit comes after the value, not in a field of its own."""
     unit = _first(record, _UNIT_KEYS)
     numbers = [
-        k for k, v in record.items()
+        k
+        for k, v in record.items()
         if isinstance(v, int | float) and not isinstance(v, bool) and k.lower() not in _PERIOD_KEYS
     ]
     value = next((k for k in record if k.lower() in _VALUE_KEYS), numbers[0] if len(numbers) == 1 else None)
@@ -163,9 +166,7 @@ def result_evidence(
     # The result's other plain fields (a note such as "data fiktif", a unit, a source remark) go with every
     # record, so a passage never loses what the server said about all of them.
     shared = _fields(data, (*_DATASET_KEYS, *_PERIOD_KEYS))
-    records = next(
-        (data[k] for k in _RECORD_KEYS if isinstance(data.get(k), list) and data[k]), None
-    )
+    records = next((data[k] for k in _RECORD_KEYS if isinstance(data.get(k), list) and data[k]), None)
     if records is None:
         text = _fields(data, _DATASET_KEYS)
         line = f"{identity['dataset']}: {text}"
@@ -200,7 +201,7 @@ class McpTool(Tool):
         # timeout (with its note) is what a hanging server gives.
         self.time_limit_s = source.timeout_s + 0.5
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
         question = str(args.get("query") or ctx.query)
         try:
             called = await self.source.call(

@@ -3,12 +3,15 @@ cross-references between regulations, and reading one document whole."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from models.tokens import estimate_tokens
 from retrieval.types import Chunk, SearchHit
 from serve_app.agent.query import FIGURES, analyse, statement_query
-from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
+from serve_app.agent.tools.base import Evidence, Tool, ToolArgs, ToolContext, ToolResult, as_int, text_arg
+
+if TYPE_CHECKING:
+    from retrieval.legal import LegalRef
 
 # A figure question also reads the provisions of its leading documents that state a figure of the asked kind
 # (see statement_query): this many documents, this many candidates, at most this share of top_k added.
@@ -29,9 +32,9 @@ class SearchTool(Tool):
 
     name = "search"
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
         query = str(args.get("query") or ctx.query)
-        top_k = int(args.get("top_k") or ctx.top_k)
+        top_k = as_int(args.get("top_k") or ctx.top_k)
         hits = await ctx.retriever.search(query, top_k=top_k, document_ids=ctx.document_ids)
         preferred = frozenset(ctx.preferred_document_ids)
         if preferred:
@@ -76,8 +79,9 @@ class LegalCheckTool(Tool):
 
     name = "legal_check"
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        chunks = await ctx.retriever.lookup_article(args["ref"])
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        # the planner's parsed reference (tests plan a stand-in of the same shape with their fake retriever)
+        chunks = await ctx.retriever.lookup_article(cast("LegalRef", args["ref"]))
         if not chunks:
             return ToolResult("empty")
         inside = [c for c in chunks if ctx.in_scope(c.document_id)]
@@ -102,8 +106,10 @@ class CrossReferenceTool(Tool):
 
     name = "cross_reference"
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        found = await ctx.retriever.cross_references(args["doc_type"], str(args["number"]), int(args["year"]))
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        found = await ctx.retriever.cross_references(
+            text_arg(args, "doc_type"), str(args["number"]), as_int(args["year"])
+        )
         if not found:
             return ToolResult("empty")
         wanted = args.get("relation")
@@ -129,7 +135,7 @@ class SummarizeTool(Tool):
 
     name = "summarize"
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
         document_id = str(args["document_id"])
         if not ctx.in_scope(document_id):
             return ToolResult("out_of_scope")

@@ -19,7 +19,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -31,7 +31,7 @@ from sqlalchemy.engine import make_url
 
 from judge.aggregate import format_id, shared_cells
 from serve_app.agent.text import content_terms, format_number, format_scaled, term_matches, words, years
-from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
+from serve_app.agent.tools.base import Evidence, Tool, ToolArgs, ToolContext, ToolResult
 from serve_app.agent.tools.sql_check import UnsafeStatement, check_select
 from serve_app.agent.tools.table import GENERIC_TERMS, OPERATION_TERMS, detect_operation
 from serve_app.answer.segments import Aggregate
@@ -60,17 +60,24 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
 
 
-def _shown(column: str, value: Any) -> str:
+def _shown(column: str, value: object) -> str:
     """A cell as the writer and the judge read it: measures in Indonesian digits, years and ids as stored."""
     if value is None:
         return ""
     if _is_number(value) and not any(h in column.lower() for h in _YEARISH):
         return format_id(Decimal(str(value)))
     return str(value)
+
+
+def _params(given: object) -> dict[str, Any]:
+    """A planned statement's bind parameters (a mapping, as ``dict()`` reads it)."""
+    if not isinstance(given, Mapping):
+        raise TypeError(f"SQL parameters are {type(given).__name__}, not a mapping")
+    return {str(k): v for k, v in given.items()}
 
 
 class _Planned(NamedTuple):
@@ -129,8 +136,12 @@ class SqlQueryTool(Tool):
             raise ValueError(f"the SQLite file {url.database} does not exist")
         name = Path(url.database or "sql").name
         return cls(
-            url.render_as_string(hide_password=False), source_name=f"SQL {name}", tables=cfg.tables,
-            schema=cfg.db_schema, row_limit=cfg.max_rows, timeout_s=cfg.timeout_s,
+            url.render_as_string(hide_password=False),
+            source_name=f"SQL {name}",
+            tables=cfg.tables,
+            schema=cfg.db_schema,
+            row_limit=cfg.max_rows,
+            timeout_s=cfg.timeout_s,
         )
 
     @property
@@ -144,9 +155,7 @@ class SqlQueryTool(Tool):
                 options = f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
                 if self.schema:
                     options += f" -c search_path={self.schema}"
-                self._engine = create_engine(
-                    self.url, pool_pre_ping=True, connect_args={"options": options}
-                )
+                self._engine = create_engine(self.url, pool_pre_ping=True, connect_args={"options": options})
             else:
                 self._engine = create_engine(read_only_url(self.url), pool_pre_ping=True)
         return self._engine
@@ -163,7 +172,7 @@ class SqlQueryTool(Tool):
     def check(self, statement: str) -> str:
         return check_select(statement, dialect=self.dialect, tables=self.allowed_tables, schema=self.schema)
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
         try:
             return await asyncio.to_thread(self._run_sync, args, str(args.get("query") or ctx.query))
         except UnsafeStatement:
@@ -174,12 +183,12 @@ class SqlQueryTool(Tool):
         except Exception:
             return ToolResult("unavailable", note="sql_unavailable")
 
-    def _run_sync(self, args: dict[str, Any], query: str) -> ToolResult:
+    def _run_sync(self, args: ToolArgs, query: str) -> ToolResult:
         operation = detect_operation(query)
         if args.get("statement"):
             table = str(args.get("table") or "query")
             planned: list[_Planned] = [
-                _Planned(table, str(args["statement"]), dict(args.get("params") or {}), None)
+                _Planned(table, str(args["statement"]), _params(args.get("params") or {}), None)
             ]
         else:
             planned = self.plan(query)
@@ -188,7 +197,10 @@ class SqlQueryTool(Tool):
             columns, rows, complete = self.execute(statement, params)
             call = statement + (f" {params}" if params else "")
             identity = {
-                "dataset": table, "source": self.source_name, "period": None, "call": call,
+                "dataset": table,
+                "source": self.source_name,
+                "period": None,
+                "call": call,
                 "retrieved_at": _now(),
             }
             shown = [tuple(_shown(c, v) for c, v in zip(columns, row, strict=True)) for row in rows]
@@ -207,8 +219,14 @@ class SqlQueryTool(Tool):
         return ToolResult("ok" if evidence else "empty", evidence)
 
     def _aggregate(
-        self, table: str, columns: list[str], rows: list[tuple[Any, ...]], shown: list[tuple[str, ...]],
-        measure: str, operation: str, identity: dict[str, Any],
+        self,
+        table: str,
+        columns: list[str],
+        rows: list[tuple[object, ...]],
+        shown: list[tuple[str, ...]],
+        measure: str,
+        operation: str,
+        identity: dict[str, Any],
     ) -> Evidence:
         index = columns.index(measure)
         values = [Decimal(str(r[index])) for r in rows if _is_number(r[index])]
@@ -229,8 +247,8 @@ class SqlQueryTool(Tool):
         return Evidence(text=statement, kind="tool", identity=dict(identity), score=1.0, aggregate=aggregate)
 
     def execute(
-        self, statement: str, params: dict[str, Any]
-    ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        self, statement: str, params: Mapping[str, object]
+    ) -> tuple[list[str], list[tuple[object, ...]], bool]:
         """Run one checked SELECT read-only within ``timeout_s``: (columns, at most ``row_limit`` rows,
         whether those are all the rows)."""
         safe = self.check(statement)
@@ -264,7 +282,8 @@ class SqlQueryTool(Tool):
             is_super = text("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
             superuser = conn.execute(is_super).scalar()
             writable = [
-                table for table in self.allowed_tables()
+                table
+                for table in self.allowed_tables()
                 if conn.execute(
                     text("SELECT has_table_privilege(current_user, :t, 'INSERT,UPDATE,DELETE,TRUNCATE')"),
                     {"t": f"{self.schema}.{table}" if self.schema else table},
@@ -273,7 +292,8 @@ class SqlQueryTool(Tool):
             conn.rollback()
         if superuser or writable:
             raise PermissionError(
-                "the SQL source's role may write (" + ("superuser" if superuser else ", ".join(writable))
+                "the SQL source's role may write ("
+                + ("superuser" if superuser else ", ".join(writable))
                 + "); connect with a role that has SELECT only"
             )
         self._role_checked = True
@@ -290,7 +310,8 @@ class SqlQueryTool(Tool):
                 continue
             cols = [c for c in insp.get_columns(table, schema=self.schema) if _IDENT.match(c["name"])]
             text_cols = [
-                c["name"] for c in cols
+                c["name"]
+                for c in cols
                 if "CHAR" in str(c["type"]).upper() or "TEXT" in str(c["type"]).upper()
             ]
             num_cols = [c["name"] for c in cols if c["name"] not in text_cols]
@@ -309,8 +330,11 @@ class SqlQueryTool(Tool):
             if not where:
                 continue
             unknown = [
-                t for t in terms
-                if t not in matched and t not in OPERATION_TERMS and t not in GENERIC_TERMS
+                t
+                for t in terms
+                if t not in matched
+                and t not in OPERATION_TERMS
+                and t not in GENERIC_TERMS
                 and not any(term_matches(t, w) for w in named)
             ]
             if unknown:

@@ -26,7 +26,7 @@ from serve_app.agent.text import (
     words,
     years,
 )
-from serve_app.agent.tools.base import Evidence, Tool, ToolContext, ToolResult
+from serve_app.agent.tools.base import Evidence, Tool, ToolArgs, ToolContext, ToolResult
 from serve_app.answer.segments import Aggregate
 
 OPERATION_WORDS: dict[str, tuple[str, ...]] = {
@@ -41,8 +41,21 @@ OPERATION_WORDS: dict[str, tuple[str, ...]] = {
 _SUM_IF_QUANTITY = ("seluruh", "semua")
 _QUANTITY_WORDS = ("berapa", "jumlah", "total", "nilai")
 OPERATION_TERMS = frozenset(w for ws in OPERATION_WORDS.values() for w in ws) | {
-    "paling", "besar", "kecil", "tinggi", "rendah", "banyak", "sedikit", "seluruh", "semua", "jumlah",
-    "nilai", "berapa", "besaran", "urutan", "urutkan",
+    "paling",
+    "besar",
+    "kecil",
+    "tinggi",
+    "rendah",
+    "banyak",
+    "sedikit",
+    "seluruh",
+    "semua",
+    "jumlah",
+    "nilai",
+    "berapa",
+    "besaran",
+    "urutan",
+    "urutkan",
 }
 # Words every table of this corpus is about, or that name the table itself: no row filter.
 GENERIC_TERMS = frozenset("aceh provinsi pemerintah apba apbd apbn data tabel lampiran daftar".split())
@@ -115,7 +128,9 @@ def _aggregate(operation: str, columns: list[str], measure: int, rows: list[_Row
         return None  # too many rows to cite: the figure would not be checkable
     op: Literal["sum", "mean"] = "mean" if operation == "average" else "sum"
     return Aggregate(
-        operation=op, column=columns[measure], header=tuple(columns),
+        operation=op,
+        column=columns[measure],
+        header=tuple(columns),
         rows=tuple(tuple(r.cells) + ("",) * (len(columns) - len(r.cells)) for r in rows),
         row_refs=tuple(r.chunk_id for r in rows),
     )
@@ -128,7 +143,7 @@ class TableQueryTool(Tool):
         self.max_tables = max_tables
         self.default_n = default_n
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
         query = str(args.get("query") or ctx.query)
         operation = str(args.get("operation") or detect_operation(query) or "sum")
         candidates = await self._table_documents(query, ctx, args.get("document_id"))
@@ -224,8 +239,10 @@ def _pick_measure(
 
 def _percent_column(column: str, rows: list[_Row], i: int) -> bool:
     tokens = _header_tokens(column)
-    return "%" in column or any(t in ("persen", "persentase", "percent") for t in tokens) or any(
-        "%" in r.cells[i] for r in rows[:20] if i < len(r.cells)
+    return (
+        "%" in column
+        or any(t in ("persen", "persentase", "percent") for t in tokens)
+        or any("%" in r.cells[i] for r in rows[:20] if i < len(r.cells))
     )
 
 
@@ -258,8 +275,10 @@ def _compute(
     ]
     if not _table_knows(rows, text_cols, filters, context_words):
         return None  # an asked word this table never uses: its rows cannot answer the question
-    if year_col is None and asked_years and not all(
-        y in title or any(y in c for c in columns) for y in asked_years
+    if (
+        year_col is None
+        and asked_years
+        and not all(y in title or any(y in c for c in columns) for y in asked_years)
     ):
         return None  # a year the table does not cover
     if year_col is not None and asked_years:
