@@ -37,7 +37,6 @@ _MANIFEST = "the index manifest and row files, read as JSON field by field (want
 _REFS = "the planner reads references by getattr; tests pass a fake reference class (wants a Protocol)"
 _WIRE = "the annotate-v2 wire dicts, read deep by the writers (wants the pydantic schemas.Claim & co.)"
 _BODY = "a response body read and rewritten key by key downstream (wants the pydantic response models)"
-_STORED = "stored conversation rows whose JSON bodies history reads deep (wants a TypedDict of a row)"
 ALLOWED: dict[str, str] = {
     "models.metered.MeteredEngine.__getattr__": _PROXY,
     "serve_app.runtime.ports.HandleProxy.__getattr__": _PROXY,
@@ -61,11 +60,6 @@ ALLOWED: dict[str, str] = {
     "serve_app.wire.responses.AnswerResult.body": _BODY,
     "serve_app.wire.responses.response_body": _BODY,
     "serve_app.catalog.artifacts.ArtifactOffer.offer": _BODY,
-    "serve_app.conversation.history.from_conversation_texts": _STORED,
-    "serve_app.conversation.history.model_history": _STORED,
-    "serve_app.conversation.history.preferred_documents": _STORED,
-    "serve_app.conversation.history.single_referenced_document": _STORED,
-    "serve_app.conversation.store.Exchange.assistant_body": _STORED,
 }
 
 

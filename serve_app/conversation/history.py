@@ -12,9 +12,11 @@ whole. The reader still sees every stored answer whole; that is not this module'
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
+
+from models.json_types import JSON, JSONValue
 
 NO_VERIFIED_NOTE = (
     "Catatan: tidak ada pernyataan dalam jawaban berikut yang terverifikasi; isinya bukan bukti."
@@ -24,11 +26,35 @@ MAX_PREFERRED_DOCUMENTS = 6
 # user's own words). Framing spans are added separately; they carry no verdict.
 _HISTORY_VERDICTS = frozenset({"supported", "from_conversation"})
 # Words by which an Indonesian (or English) follow-up points back at what was just discussed.
-_BACK_REFERENCES = frozenset({
-    "tersebut", "itu", "ini", "tadi", "sebelumnya", "barusan", "diatas", "atas", "dokumennya", "isinya",
-    "pasalnya", "aturannya", "qanunnya", "peraturannya", "bunyinya", "ringkasannya", "rinciannya",
-    "lampirannya", "detailnya", "that", "this", "it", "above", "previous", "same",
-})
+_BACK_REFERENCES = frozenset(
+    {
+        "tersebut",
+        "itu",
+        "ini",
+        "tadi",
+        "sebelumnya",
+        "barusan",
+        "diatas",
+        "atas",
+        "dokumennya",
+        "isinya",
+        "pasalnya",
+        "aturannya",
+        "qanunnya",
+        "peraturannya",
+        "bunyinya",
+        "ringkasannya",
+        "rinciannya",
+        "lampirannya",
+        "detailnya",
+        "that",
+        "this",
+        "it",
+        "above",
+        "previous",
+        "same",
+    }
+)
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -39,36 +65,46 @@ class HistoryView:
     exchanges_in_view: int
 
 
-def _body(message: dict[str, Any]) -> dict[str, Any]:
+class _CitedDocument(TypedDict):
+    """A document an earlier answer's verified statements cite (see _supported_documents)."""
+
+    document_id: str
+    title: str
+    number: JSONValue
+    year: int | None
+    position: int
+
+
+def _body(message: JSON) -> JSON:
     body = message.get("body")
     return body if isinstance(body, dict) else message
 
 
-def _is_v2(body: dict[str, Any]) -> bool:
+def _is_v2(body: JSON) -> bool:
     return body.get("schema") == "annotate-v2" or ("claims" in body and "claim_map" not in body)
 
 
-def _list(value: Any) -> list[Any]:
+def _list(value: JSONValue) -> Sequence[JSONValue]:
     return value if isinstance(value, list) else []
 
 
-def _claims(body: dict[str, Any]) -> list[dict[str, Any]]:
+def _claims(body: JSON) -> list[JSON]:
     return [c for c in _list(body.get("claims")) if isinstance(c, dict)]
 
 
-def _supported(body: dict[str, Any]) -> list[dict[str, Any]]:
+def _supported(body: JSON) -> list[JSON]:
     return [c for c in _claims(body) if c.get("verdict") == "supported"]
 
 
-def _text(value: Any) -> str:
+def _text(value: JSONValue) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _exchanges(messages: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def _exchanges(messages: Sequence[JSON]) -> list[tuple[JSON, JSON]]:
     """(user, assistant) pairs in order. Writes are atomic, so an unpaired message means a damaged
     store; it is skipped rather than shown half."""
     pairs = []
-    pending_user: dict[str, Any] | None = None
+    pending_user: JSON | None = None
     for message in messages:
         role = message.get("role")
         if role == "user":
@@ -79,7 +115,7 @@ def _exchanges(messages: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dic
     return pairs
 
 
-def verified_text(body: dict[str, Any]) -> str | None:
+def verified_text(body: JSON) -> str | None:
     """The part of a stored v2 answer a later turn may read as verified context: supported claims,
     conversation repeats and framing, joined in answer order. None when no claim is supported."""
     if not _supported(body):
@@ -102,12 +138,12 @@ def verified_text(body: dict[str, Any]) -> str | None:
     return "".join(parts)
 
 
-def _start(segment: dict[str, Any], order: int) -> int:
+def _start(segment: JSON, order: int) -> int:
     start = segment.get("start")
     return start if isinstance(start, int) else order
 
 
-def _assistant_history_text(body: dict[str, Any]) -> str:
+def _assistant_history_text(body: JSON) -> str:
     answer = _text(body.get("answer"))
     if not _is_v2(body):
         return answer  # a stored v1 answer holds only its kept, verified sentences
@@ -117,7 +153,7 @@ def _assistant_history_text(body: dict[str, Any]) -> str:
     return verified
 
 
-def model_history(messages: list[dict[str, Any]], *, max_exchanges: int) -> HistoryView:
+def model_history(messages: Sequence[JSON], *, max_exchanges: int) -> HistoryView:
     """The turns the model sees: the last ``max_exchanges`` exchanges, user turns verbatim, earlier
     answers reduced to what was verified (see the module docstring)."""
     pairs = _exchanges(messages)
@@ -129,7 +165,7 @@ def model_history(messages: list[dict[str, Any]], *, max_exchanges: int) -> Hist
     return HistoryView(turns=turns, truncated=len(keep) < len(pairs), exchanges_in_view=len(keep))
 
 
-def memory_items(body: dict[str, Any]) -> list[str]:
+def memory_items(body: JSON) -> list[str]:
     """Long-term memory candidates from one stored answer: its supported claims only (v2), or the kept
     sentences of a v1 answer. A refusal yields nothing."""
     if body.get("fallback_used"):
@@ -141,18 +177,18 @@ def memory_items(body: dict[str, Any]) -> list[str]:
     return _unique(t.strip() for t in texts if t.strip())
 
 
-def _supported_documents(body: dict[str, Any]) -> list[dict[str, Any]]:
+def _supported_documents(body: JSON) -> list[_CitedDocument]:
     """Documents cited by the verified statements of one answer, first citation first, one entry each:
     ``{document_id, title, number, year, position}``."""
     if _is_v2(body):
         entries = sorted(_supported(body), key=lambda c: _start(c, 0))
         pairs = [p for c in entries for p in _list(c.get("citations")) if isinstance(p, dict)]
-        citations = [p.get("citation") for p in pairs]
+        citations: Sequence[JSONValue] = [p.get("citation") for p in pairs]
     elif not body.get("fallback_used"):
         citations = _list(body.get("citations"))  # v1: every published sentence is verified
     else:
         citations = []
-    seen: dict[str, dict[str, Any]] = {}
+    seen: dict[str, _CitedDocument] = {}
     for position, citation in enumerate(citations):
         if not isinstance(citation, dict):
             continue
@@ -169,23 +205,24 @@ def _supported_documents(body: dict[str, Any]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def _previous_answer(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _previous_answer(messages: Sequence[JSON]) -> JSON | None:
     pairs = _exchanges(messages)
     return _body(pairs[-1][1]) if pairs else None
 
 
-def preferred_documents(messages: list[dict[str, Any]]) -> list[str]:
+def preferred_documents(messages: Sequence[JSON]) -> list[str]:
     """Documents a follow-up's search should prefer: those cited by supported claims of the previous
     answer, at most six, newest document (by year; unknown years last) first, then in citation order."""
     previous = _previous_answer(messages)
     if previous is None:
         return []
-    docs = sorted(_supported_documents(previous), key=lambda d: (d["year"] is None, -(d["year"] or 0),
-                                                                 d["position"]))
+    docs = sorted(
+        _supported_documents(previous), key=lambda d: (d["year"] is None, -(d["year"] or 0), d["position"])
+    )
     return [d["document_id"] for d in docs[:MAX_PREFERRED_DOCUMENTS]]
 
 
-def single_referenced_document(messages: list[dict[str, Any]], query: str) -> str | None:
+def single_referenced_document(messages: Sequence[JSON], query: str) -> str | None:
     """The one earlier document a follow-up refers to, which the agent may then read whole; else None.
 
     A follow-up refers to a document when it names exactly one document cited by a supported claim of
@@ -194,7 +231,7 @@ def single_referenced_document(messages: list[dict[str, Any]], query: str) -> st
     pairs = _exchanges(messages)
     if not pairs:
         return None
-    earlier: dict[str, dict[str, Any]] = {}
+    earlier: dict[str, _CitedDocument] = {}
     for _, assistant in pairs:
         for doc in _supported_documents(_body(assistant)):
             earlier.setdefault(doc["document_id"], doc)
@@ -210,7 +247,7 @@ def single_referenced_document(messages: list[dict[str, Any]], query: str) -> st
     return None
 
 
-def _names(normalized_query: str, doc: dict[str, Any]) -> bool:
+def _names(normalized_query: str, doc: _CitedDocument) -> bool:
     title = " ".join(_WORD.findall(doc["title"].lower()))
     if len(title) >= 8 and title in normalized_query:
         return True
@@ -223,7 +260,7 @@ def _names(normalized_query: str, doc: dict[str, Any]) -> bool:
     return False
 
 
-def from_conversation_texts(messages: list[dict[str, Any]], query: str) -> list[str]:
+def from_conversation_texts(messages: Sequence[JSON], query: str) -> list[str]:
     """Texts an answer may repeat and have marked ``from_conversation``: the user's words (earlier turns
     and this query) and the verified statements of earlier answers. Never unverified answer text."""
     texts: list[str] = []

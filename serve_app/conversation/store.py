@@ -35,7 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine, make_url
 
-from models.json_types import JSONObject
+from models.json_types import JSON, JSONObject
 from serve_app import errors
 from serve_app.conversation import migrations as schema_migrations
 from serve_app.conversation.tables import (
@@ -74,7 +74,7 @@ class Exchange:
     owner: str
     route_family: RouteFamily
     user_text: str
-    assistant_body: Mapping[str, Any]
+    assistant_body: JSON
     memory_items: Sequence[str] = ()
     new: bool = False
 

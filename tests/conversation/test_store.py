@@ -157,8 +157,9 @@ def test_start_conversation_stores_the_first_turn_and_claims_the_route(store: St
     with pytest.raises(ConflictError):
         store.append_exchange(Exchange("c-new", "o", "v1", "q", v2_body("a")))
     # a failing first turn leaves no conversation behind
+    not_json: Any = {"answer": "a", "bad": {1}}  # a body the type refuses, to see the store refuse it too
     with pytest.raises((TypeError, StatementError)):
-        store.start_conversation(Exchange("c-bad", "o", "v2", "q", {"answer": "a", "bad": {1}}, new=True))
+        store.start_conversation(Exchange("c-bad", "o", "v2", "q", not_json, new=True))
     assert store.get_conversation("c-bad", "o") is None
 
 
@@ -168,6 +169,7 @@ def test_a_failing_exchange_leaves_nothing(store: Store, broken: str) -> None:
     store.append_exchange(Exchange(cid, "o", "v2", "q0", v2_body("a0")))
     body = v2_body("a1")
     memory: list[Any] = ["ok"]
+    not_json: Any = {"answer": "a", "bad": {1}}  # a body the type refuses, to see the store refuse it too
     if broken == "body":
         body["not_json"] = {1, 2}  # fails while the assistant row is written, after the user row
     else:
@@ -178,7 +180,7 @@ def test_a_failing_exchange_leaves_nothing(store: Store, broken: str) -> None:
     assert store.list_memory("o") == []
     fresh = store.create_conversation("o")["conversation_id"]
     with pytest.raises((TypeError, StatementError)):
-        store.append_exchange(Exchange(fresh, "o", "v1", "q", {"answer": "a", "bad": {1}}))
+        store.append_exchange(Exchange(fresh, "o", "v1", "q", not_json))
     assert store.get_conversation(fresh, "o").route is None  # type: ignore[union-attr]  # claim rolled back
 
 
