@@ -371,7 +371,9 @@ def test_an_english_question_with_a_named_law_reads_past_its_comma() -> None:
     )
     c = make_chunk("naker", 12, text, title=title, doc_type="Qanun", number="6", year=2029,
                    section=("BAB IV", "Pasal 12"))
-    asked = "Under the employment qanun (Qanun 6/2029), how many days of annual leave is a worker entitled to?"
+    asked = (
+        "Under the employment qanun (Qanun 6/2029), how many days of annual leave is a worker entitled to?"
+    )
     q = analyse(asked)
     assert [t.raw for t in q.named_words] == ["employment"]  # the clause ends at its comma
     assert not {"must", "after", "long", "how"} & {t.raw for t in q.terms}
