@@ -250,6 +250,36 @@ transfer : transfer; transfers
 penyaluran : disbursement; distribution
 suku bunga acuan : reference rate; reference interest rate
 pencairan : disbursement; withdrawal
+tenaga kerja : manpower; labour; labor; workforce
+ketenagakerjaan : manpower; employment; labour affairs
+pekerja : worker; workers; employee; employees
+pengusaha : employer; employers
+upah : wage; wages
+upah minimum : minimum wage
+cuti : leave
+cuti tahunan : annual leave
+tahunan : annual; yearly
+lembur : overtime
+pesangon : severance pay; severance
+pemutusan hubungan kerja = PHK : termination of employment; dismissal; layoff
+berhak : entitled; has the right
+hak : right; rights
+guru : teacher; teachers
+pendidik : educator; educators
+dosen : lecturer; lecturers
+peserta didik : student; students; pupil; pupils
+sekolah : school; schools
+anak : child; children
+usia : age
+surat izin mengemudi = SIM : driving licence; driving license; driver's license
+kendaraan bermotor : motor vehicle; motor vehicles
+pemilihan umum = Pemilu : general election; election; elections
+partai politik : political party; political parties
+perkawinan : marriage
+tanah : land
+kecuali : except; excluding; unless
+selain : other than; besides; apart from
+sistem : system
 """
 
 # General verbs and qualifiers of statute text (the same glossary conventions): translated like the terms, but

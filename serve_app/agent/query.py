@@ -17,7 +17,10 @@ QUESTION_WORDS = frozenset(
     "uu undang pp perpu perppu perpres permen qanun perda pergub nomor pasal ayat huruf "
     "jumlah besar besaran nilai banyaknya sebesar "
     "was were is are be been the a an of in on at to for with by from as this that these those it its "
-    "which who whom whose what when where how much many does do did under according there".split()
+    "which who whom whose what when where how much many does do did under according there "
+    # English function words and modals: they frame the question and no Indonesian statement holds them
+    "must should shall may might go goes going after before long into onto than also only any all their its "
+    "they them".split()
 )
 # Asking what a term means: these words frame the question ("Apa definisi X?", "what is meant by X"); no
 # statement uses them, and counted as asked words they kept every definition below the writer's threshold.
@@ -75,7 +78,7 @@ _REF_PARTS = re.compile(r"(?i)(?:Nomor|No\.?)\s*(\w+)\s+Tahun\s+(\d{4})|(\d+)\s*
 # only the rule an answer is measured against).
 _NAMED_AFTER = re.compile(
     r"(?i)\b(?:menurut|berdasarkan|sesuai(?:\s+dengan)?|under|according\s+to|dalam(?=\s+(?:APB[A-Z]|lampiran)\b))"
-    r"\s+(.+)"
+    r"\s+([^,;?]+)"  # up to the comma that ends the clause: "Under the Manpower Law (UU 13/2003), how many …"
 )
 FIGURES: dict[str, re.Pattern[str]] = {
     "percent": re.compile(
