@@ -14,3 +14,18 @@ from typing import TypeAlias
 JSONValue: TypeAlias = "str | int | float | bool | None | Sequence[JSONValue] | Mapping[str, JSONValue]"
 JSON: TypeAlias = Mapping[str, JSONValue]  # a JSON object read here (a parameter)
 JSONObject: TypeAlias = dict[str, JSONValue]  # a JSON object built here (a return value)
+
+
+# Reading a JSON value whose shape is ours but not checked here (a stored or returned body): a part of
+# another shape reads as empty, so a reader needs no Any and no cast.
+def json_list(value: JSONValue) -> Sequence[JSONValue]:
+    return value if isinstance(value, list) else []
+
+
+def json_objects(value: JSONValue) -> list[JSON]:
+    """The JSON objects of a list (anything else in it skipped)."""
+    return [item for item in json_list(value) if isinstance(item, Mapping)]
+
+
+def json_text(value: JSONValue) -> str:
+    return value if isinstance(value, str) else ""

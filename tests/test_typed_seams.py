@@ -59,7 +59,6 @@ ALLOWED: dict[str, str] = {
     "serve_app.wire.responses.AnswerRecord.result": _BODY,
     "serve_app.wire.responses.AnswerResult.body": _BODY,
     "serve_app.wire.responses.response_body": _BODY,
-    "serve_app.catalog.artifacts.ArtifactOffer.offer": _BODY,
 }
 
 

@@ -13,10 +13,11 @@ import io
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from openpyxl import Workbook
 
+from models.json_types import JSON, json_objects, json_text
 from retrieval.port import RetrieverPort
 from serve_app.answer.compose import table_cells
 from serve_app.conversation.artifacts import ArtifactFile, ArtifactStore
@@ -49,27 +50,34 @@ def _lines(answer: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _row_sources(claims: Sequence[Mapping[str, Any]], start: int, end: int) -> tuple[str, str]:
+def _citations(claim: JSON) -> list[JSON]:
+    """The citation objects of one claim_map entry (``citations: [{citation: {...}}]``)."""
+    pairs = json_objects(claim.get("citations"))
+    return [cite for pair in pairs if isinstance(cite := pair.get("citation", {}), Mapping)]
+
+
+def _row_sources(claims: Sequence[JSON], start: int, end: int) -> tuple[str, str]:
     """The cited documents and chunk ids of the claims inside [start, end) of the answer."""
     labels: list[str] = []
     chunks: list[str] = []
     for claim in claims:
-        if claim["start"] >= start and claim["end"] <= end:
-            for pair in claim.get("citations", []):
-                cite = pair.get("citation", {})
-                label = cite.get("legal_reference") or cite.get("document_title") or ""
+        c_start, c_end = claim["start"], claim["end"]
+        if isinstance(c_start, int) and isinstance(c_end, int) and c_start >= start and c_end <= end:
+            for cite in _citations(claim):
+                label = json_text(cite.get("legal_reference")) or json_text(cite.get("document_title"))
                 if label and label not in labels:
                     labels.append(label)
-                if cite.get("chunk_id") and cite["chunk_id"] not in chunks:
-                    chunks.append(cite["chunk_id"])
+                chunk_id = json_text(cite.get("chunk_id"))
+                if chunk_id and chunk_id not in chunks:
+                    chunks.append(chunk_id)
     return "; ".join(labels), "; ".join(chunks)
 
 
-def answer_tables(body: Mapping[str, Any]) -> list[Sheet]:
+def answer_tables(body: JSON) -> list[Sheet]:
     """The Markdown tables the server composed into the answer (``| a | b |`` lines after a header and
     its separator row), each row with its cited sources."""
-    claims = body.get("claim_map", [])
-    lines = _lines(body.get("answer", ""))
+    claims = json_objects(body.get("claim_map"))
+    lines = _lines(json_text(body.get("answer")))
     sheets: list[Sheet] = []
     i = 0
     while i < len(lines) - 1:
@@ -90,15 +98,15 @@ def answer_tables(body: Mapping[str, Any]) -> list[Sheet]:
     return sheets
 
 
-async def cited_source_rows(body: Mapping[str, Any], retriever: RetrieverPort) -> list[Sheet]:
+async def cited_source_rows(body: JSON, retriever: RetrieverPort) -> list[Sheet]:
     """For every cited chunk that is a row of an ingested CSV/XLSX table: that table's header and its
     cited rows, in the table's order."""
     cited: dict[str, set[str]] = {}
-    for claim in body.get("claim_map", []):
-        for pair in claim.get("citations", []):
-            cite = pair.get("citation", {})
-            if cite.get("document_id") and cite.get("chunk_id"):
-                cited.setdefault(cite["document_id"], set()).add(cite["chunk_id"])
+    for claim in json_objects(body.get("claim_map")):
+        for cite in _citations(claim):
+            document_id, chunk_id = json_text(cite.get("document_id")), json_text(cite.get("chunk_id"))
+            if document_id and chunk_id:
+                cited.setdefault(document_id, set()).add(chunk_id)
     sheets = []
     for document_id, chunk_ids in cited.items():
         table = await retriever.table(document_id)
@@ -158,13 +166,21 @@ class ArtifactOffer:
         in every Ingress replica alike)."""
         return cls(retriever, ArtifactStore(cast(Store, store)), ttl_s=ttl_s)
 
-    async def offer(self, body: Mapping[str, Any], principal: Principal) -> list[Artifact]:
+    async def offer(self, body: JSON, principal: Principal) -> list[Artifact]:
         sheets = answer_tables(body) + await cited_source_rows(body, self.retriever)
         files = await asyncio.to_thread(files_of, sheets)
         saved = await asyncio.to_thread(self.store.save, principal.key, files, ttl_s=self.ttl_s)
         return [
-            Artifact.model_validate({"id": a.id, "name": a.name, "media_type": a.media_type,
-                                     "url": f"/artifacts/{a.id}", "expires_at": a.expires_at, "rows": a.rows})
+            Artifact.model_validate(
+                {
+                    "id": a.id,
+                    "name": a.name,
+                    "media_type": a.media_type,
+                    "url": f"/artifacts/{a.id}",
+                    "expires_at": a.expires_at,
+                    "rows": a.rows,
+                }
+            )
             for a in saved
         ]
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from models.json_types import JSON, JSONValue
+from models.json_types import JSON, JSONValue, json_list, json_text
 
 NO_VERIFIED_NOTE = (
     "Catatan: tidak ada pernyataan dalam jawaban berikut yang terverifikasi; isinya bukan bukti."
@@ -84,20 +84,12 @@ def _is_v2(body: JSON) -> bool:
     return body.get("schema") == "annotate-v2" or ("claims" in body and "claim_map" not in body)
 
 
-def _list(value: JSONValue) -> Sequence[JSONValue]:
-    return value if isinstance(value, list) else []
-
-
 def _claims(body: JSON) -> list[JSON]:
-    return [c for c in _list(body.get("claims")) if isinstance(c, dict)]
+    return [c for c in json_list(body.get("claims")) if isinstance(c, dict)]
 
 
 def _supported(body: JSON) -> list[JSON]:
     return [c for c in _claims(body) if c.get("verdict") == "supported"]
-
-
-def _text(value: JSONValue) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _exchanges(messages: Sequence[JSON]) -> list[tuple[JSON, JSON]]:
@@ -123,10 +115,14 @@ def verified_text(body: JSON) -> str | None:
     spans: list[tuple[int, int, str, str]] = []
     for order, claim in enumerate(_claims(body)):
         if claim.get("verdict") in _HISTORY_VERDICTS:
-            spans.append((_start(claim, order), order, _text(claim.get("layout")), _text(claim.get("text"))))
-    for order, span in enumerate(_list(body.get("framing"))):
+            spans.append(
+                (_start(claim, order), order, json_text(claim.get("layout")), json_text(claim.get("text")))
+            )
+    for order, span in enumerate(json_list(body.get("framing"))):
         if isinstance(span, dict):
-            spans.append((_start(span, order), order, _text(span.get("layout")), _text(span.get("text"))))
+            spans.append(
+                (_start(span, order), order, json_text(span.get("layout")), json_text(span.get("text")))
+            )
     spans.sort()
     parts: list[str] = []
     for _, _, layout, text in spans:
@@ -144,7 +140,7 @@ def _start(segment: JSON, order: int) -> int:
 
 
 def _assistant_history_text(body: JSON) -> str:
-    answer = _text(body.get("answer"))
+    answer = json_text(body.get("answer"))
     if not _is_v2(body):
         return answer  # a stored v1 answer holds only its kept, verified sentences
     verified = verified_text(body)
@@ -160,7 +156,7 @@ def model_history(messages: Sequence[JSON], *, max_exchanges: int) -> HistoryVie
     keep = pairs[-max_exchanges:] if max_exchanges > 0 else []
     turns: list[dict[str, str]] = []
     for user, assistant in keep:
-        turns.append({"role": "user", "content": _text(user.get("content"))})
+        turns.append({"role": "user", "content": json_text(user.get("content"))})
         turns.append({"role": "assistant", "content": _assistant_history_text(_body(assistant))})
     return HistoryView(turns=turns, truncated=len(keep) < len(pairs), exchanges_in_view=len(keep))
 
@@ -171,9 +167,9 @@ def memory_items(body: JSON) -> list[str]:
     if body.get("fallback_used"):
         return []
     if _is_v2(body):
-        texts = [_text(c.get("text")) for c in sorted(_supported(body), key=lambda c: _start(c, 0))]
+        texts = [json_text(c.get("text")) for c in sorted(_supported(body), key=lambda c: _start(c, 0))]
     else:
-        texts = [_text(e.get("text")) for e in _list(body.get("claim_map")) if isinstance(e, dict)]
+        texts = [json_text(e.get("text")) for e in json_list(body.get("claim_map")) if isinstance(e, dict)]
     return _unique(t.strip() for t in texts if t.strip())
 
 
@@ -182,10 +178,10 @@ def _supported_documents(body: JSON) -> list[_CitedDocument]:
     ``{document_id, title, number, year, position}``."""
     if _is_v2(body):
         entries = sorted(_supported(body), key=lambda c: _start(c, 0))
-        pairs = [p for c in entries for p in _list(c.get("citations")) if isinstance(p, dict)]
+        pairs = [p for c in entries for p in json_list(c.get("citations")) if isinstance(p, dict)]
         citations: Sequence[JSONValue] = [p.get("citation") for p in pairs]
     elif not body.get("fallback_used"):
-        citations = _list(body.get("citations"))  # v1: every published sentence is verified
+        citations = json_list(body.get("citations"))  # v1: every published sentence is verified
     else:
         citations = []
     seen: dict[str, _CitedDocument] = {}
@@ -197,7 +193,7 @@ def _supported_documents(body: JSON) -> list[_CitedDocument]:
             year = citation.get("document_year")
             seen[doc_id] = {
                 "document_id": doc_id,
-                "title": _text(citation.get("document_title")),
+                "title": json_text(citation.get("document_title")),
                 "number": citation.get("document_number"),
                 "year": year if isinstance(year, int) else None,
                 "position": position,
@@ -265,10 +261,10 @@ def from_conversation_texts(messages: Sequence[JSON], query: str) -> list[str]:
     and this query) and the verified statements of earlier answers. Never unverified answer text."""
     texts: list[str] = []
     for user, assistant in _exchanges(messages):
-        texts.append(_text(user.get("content")))
+        texts.append(json_text(user.get("content")))
         body = _body(assistant)
         if _is_v2(body):
-            texts.extend(_text(c.get("text")) for c in _supported(body))
+            texts.extend(json_text(c.get("text")) for c in _supported(body))
         else:
             texts.extend(memory_items(body))
     texts.append(query)
