@@ -34,7 +34,6 @@ _PROXY = "a proxy: forwards any attribute or method of what it wraps, whose type
 _RAY = "holds a Ray DeploymentHandle, whose .remote() calls Ray types as Any; the role Protocol types it"
 _OPTIONS = "engine options from YAML, passed as keyword arguments to engine classes of different signatures"
 _MANIFEST = "the index manifest and row files, read as JSON field by field (wants TypedDicts of the files)"
-_REFS = "the planner reads references by getattr; tests pass a fake reference class (wants a Protocol)"
 _WIRE = "the annotate-v2 wire dicts, read deep by the writers (wants the pydantic schemas.Claim & co.)"
 _BODY = "a response body read and rewritten key by key downstream (wants the pydantic response models)"
 ALLOWED: dict[str, str] = {
@@ -50,7 +49,6 @@ ALLOWED: dict[str, str] = {
     "retrieval.retriever.Retriever.__init__": _MANIFEST,
     "retrieval.store.check_encoder": _MANIFEST,
     "retrieval.store.read_manifest": _MANIFEST,
-    "serve_app.agent.agent.ToolsConfig.find_references": _REFS,
     "serve_app.answer.annotation.Annotation.claims": _WIRE,
     "serve_app.answer.annotation.Annotation.faithfulness": _WIRE,
     "serve_app.answer.annotation.Annotation.framing": _WIRE,

@@ -33,14 +33,14 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from models.base import CallRecord, ModelError, ModelTimeout, ModelUnavailable
 from models.json_types import JSONObject
 from models.tokens import estimate_message_tokens, estimate_tokens
 from retrieval.port import RetrieverPort
 from serve_app import errors
-from serve_app.agent.planner import Plan, Planner
+from serve_app.agent.planner import FindReferences, Plan, Planner
 from serve_app.agent.prompts import build_messages, render_passage
 from serve_app.agent.tools.base import EventSink, Evidence, Tool, ToolContext, ToolResult, ToolRunner
 from serve_app.agent.tools.search import CrossReferenceTool, LegalCheckTool, SearchTool, SummarizeTool
@@ -95,7 +95,7 @@ class ToolsConfig:
     tool_timeout_s: float = 8.0
     table_query: bool = True
     extra: Sequence[Tool] = ()
-    find_references: Callable[[str], list[Any]] | None = None
+    find_references: FindReferences | None = None
 
 
 class Agent:

@@ -25,9 +25,9 @@ What a question asks (its words, periods, article, named document, the kind of f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from serve_app.agent.query import SHARE_WORDS, expected_figure, search_query
 from serve_app.agent.text import words
@@ -91,7 +91,27 @@ def relation_of(text: str) -> str | None:
     return None
 
 
-def _default_find_references(text: str) -> list[Any]:
+class Reference(Protocol):
+    """What the planner reads of a legal reference: :class:`retrieval.legal.LegalRef`, or in tests a
+    stand-in of the same fields."""
+
+    @property
+    def doc_type(self) -> str | None: ...
+
+    @property
+    def number(self) -> str | None: ...
+
+    @property
+    def year(self) -> int | None: ...
+
+    @property
+    def pasal(self) -> str | None: ...
+
+
+FindReferences = Callable[[str], Sequence[Reference]]
+
+
+def _default_find_references(text: str) -> Sequence[Reference]:
     from retrieval.legal import (
         find_references,
     )  # the retriever's parser; imported late to keep start-up light
@@ -104,7 +124,7 @@ class Planner:
         self,
         *,
         available: Collection[str],
-        find_references: Callable[[str], list[Any]] | None = None,
+        find_references: FindReferences | None = None,
         top_k: int = 8,
     ) -> None:
         self.available = frozenset(available)
@@ -134,19 +154,19 @@ class Planner:
         refs = self.find_references(query)
         relation = relation_of(query)
         # A bare "Pasal 12" names no regulation: search (which ranks the named article first) reads it.
-        with_article = [r for r in refs if getattr(r, "pasal", None) and getattr(r, "doc_type", None)]
-        whole_laws = [r for r in refs if getattr(r, "number", None) and getattr(r, "year", None)]
+        with_article = [r for r in refs if r.pasal and r.doc_type]
+        whole_laws = [(r.doc_type, r.number, r.year) for r in refs if r.number and r.year]
         if with_article and relation is None:
             lookups = tuple(PlannedCall("legal_check", {"ref": r}) for r in with_article[:2])
             return Plan("legal_check", lookups)
         # "Berapa … setelah perubahan APBN (UU 15/2013)?" asks for a figure the named law states, not for the
         # regulations that amend it: a question for a figure is never a cross-reference question.
         if relation is not None and whole_laws and expected_figure(query) is None:
-            r = whole_laws[0]
+            doc_type, number, year = whole_laws[0]
             args = {
-                "doc_type": r.doc_type,
-                "number": str(r.number),
-                "year": int(r.year),
+                "doc_type": doc_type,
+                "number": str(number),
+                "year": int(year),
                 "relation": relation,
             }
             return Plan("cross_reference", (PlannedCall("cross_reference", args),))
