@@ -8,6 +8,7 @@ line wrap). Used for document identity, chunk citations and queries that name an
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -120,8 +121,11 @@ def _ocr_digits(value: str) -> str:
     return value.translate(_OCR_DIGITS)
 
 
+@functools.lru_cache(maxsize=8192)
 def normalise_number(number: str | None) -> str | None:
-    """Comparable form of a regulation number: OCR digits fixed, case and spaces folded."""
+    """Comparable form of a regulation number: OCR digits fixed, case and spaces folded. Cached: a named
+    regulation is looked up by comparing it with every indexed document's number (5 ms a lookup uncached on
+    the full corpus)."""
     if number is None:
         return None
     head, _, tail = number.partition("/")
