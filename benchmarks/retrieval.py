@@ -49,7 +49,7 @@ from models.rerankers import FeatureReranker
 from retrieval.fusion import rrf
 from retrieval.ingest import ingest
 from retrieval.retriever import Retriever
-from retrieval.store import IncompatibleIndexError, IndexMissingError, read_manifest
+from retrieval.store import IncompatibleIndexError, IndexMissingError, built_encoder, read_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,7 +100,7 @@ def _queries(retriever: Retriever, n: int) -> list[str]:
 def _built_by(index: Path) -> str | None:
     """The encoder name in the manifest of the index at ``index``, or None when there is no readable one."""
     try:
-        built = read_manifest(index).get("encoder") or {}
+        built = built_encoder(read_manifest(index))
     except (IndexMissingError, IncompatibleIndexError):
         return None
     name = built.get("name")
@@ -284,9 +284,15 @@ def _record(result: dict[str, Any], argv: list[str] | None) -> Result:
     the newest part's."""
     details = {k: v for k, v in result.items() if k not in RECORD_FIELDS}
     dates = [v["run"]["date"] for v in details.values() if isinstance(v, dict) and "date" in v.get("run", {})]
-    return Result(benchmark="retrieval", figures=figures(details), in_sample=False,
-                  data="IDK-MRC + TyDiQA-id valid; legal corpus",
-                  command=command("retrieval", argv), details=details, date=max(dates, default=now()))
+    return Result(
+        benchmark="retrieval",
+        figures=figures(details),
+        in_sample=False,
+        data="IDK-MRC + TyDiQA-id valid; legal corpus",
+        command=command("retrieval", argv),
+        details=details,
+        date=max(dates, default=now()),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -330,8 +336,10 @@ def main(argv: list[str] | None = None) -> int:
         other = json.loads((RESULTS / args.merge).read_text())
         for part in PARTS:
             if part in other:
-                result[part] = {**other[part], "run": other[part].get("run") or
-                                {k: other[k] for k in ("date", "command") if k in other}}
+                result[part] = {
+                    **other[part],
+                    "run": other[part].get("run") or {k: other[k] for k in ("date", "command") if k in other},
+                }
     else:
         result.update({"threads": THREADS, "runs": 1})
         if args.numba_check:

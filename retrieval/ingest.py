@@ -32,6 +32,7 @@ from retrieval.store import (
     FORMAT_VERSION,
     MANIFEST,
     IncompatibleIndexError,
+    built_encoder,
     chunk_from_row,
     chunk_to_row,
     identity_from_row,
@@ -134,7 +135,7 @@ def _load_old(index_dir: Path, encoder: Encoder) -> _OldIndex | None:
     refs: dict[str, list[dict[str, Any]]] = {}
     for row in read_jsonl(index_dir / "refs.jsonl"):
         refs.setdefault(row["document_id"], []).append(row)
-    built = manifest.get("encoder") or {}
+    built = built_encoder(manifest)
     vectors = None
     keys: dict[str, int] = {}
     if built.get("name") == encoder.name and built.get("dim") == encoder.dim:

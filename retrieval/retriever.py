@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from models.embeddings import Encoder
+from models.json_types import JSON, json_objects
 from models.rerankers import Reranker, legal_match
 from retrieval.dense import DenseIndex
 from retrieval.documents import with_path_identity
@@ -53,7 +54,7 @@ class Retriever(DocumentLookups):
     def __init__(
         self,
         index_dir: Path,
-        manifest: dict[str, Any],
+        manifest: JSON,
         documents: list[dict[str, Any]],
         chunks: list[Chunk],
         articles: list[dict[str, Any]],
@@ -411,4 +412,4 @@ class Retriever(DocumentLookups):
 
     @property
     def corpus_sources(self) -> list[str]:
-        return [entry["source"] for entry in self.manifest["sources"]]
+        return [str(entry["source"]) for entry in json_objects(self.manifest["sources"])]

@@ -20,11 +20,12 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from models.json_types import JSON, JSONObject, json_objects
 from retrieval.types import Chunk, DocumentIdentity
 
 FORMAT_VERSION = 1
@@ -120,13 +121,13 @@ def replace_atomically(index_dir: Path, write: Callable[[Path], None]) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def read_manifest(index_dir: Path) -> dict[str, Any]:
+def read_manifest(index_dir: Path) -> JSONObject:
     recover(index_dir)
     path = index_dir / MANIFEST
     if not path.is_file():
         raise IndexMissingError(f"no retrieval index at {index_dir}; run `aceh-rag ingest` first")
     try:
-        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        manifest: JSONObject = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         raise IncompatibleIndexError(f"the index manifest at {path} is unreadable; re-run ingest") from None
     if manifest.get("format_version") != FORMAT_VERSION:
@@ -139,11 +140,17 @@ def read_manifest(index_dir: Path) -> dict[str, Any]:
 
 def indexed_sources(index_dir: Path) -> list[str]:
     """The source (path relative to the ingested folder) of every document in the index."""
-    return [str(entry["source"]) for entry in read_manifest(index_dir)["sources"]]
+    return [str(entry["source"]) for entry in json_objects(read_manifest(index_dir)["sources"])]
 
 
-def check_encoder(manifest: dict[str, Any], name: str, dim: int, index_dir: Path) -> None:
-    built = manifest.get("encoder") or {}
+def built_encoder(manifest: JSON) -> JSON:
+    """The manifest's ``encoder`` entry (``{name, dim}``); empty when it has none."""
+    built = manifest.get("encoder")
+    return built if isinstance(built, Mapping) else {}
+
+
+def check_encoder(manifest: JSON, name: str, dim: int, index_dir: Path) -> None:
+    built = built_encoder(manifest)
     if built.get("name") != name or built.get("dim") != dim:
         raise IncompatibleIndexError(
             f"the index at {index_dir} was built with encoder {built.get('name')} ({built.get('dim')} dims), "

@@ -33,7 +33,7 @@ TYPING = ("typing", "typing_extensions")
 _PROXY = "a proxy: forwards any attribute or method of what it wraps, whose type is not known here"
 _RAY = "holds a Ray DeploymentHandle, whose .remote() calls Ray types as Any; the role Protocol types it"
 _OPTIONS = "engine options from YAML, passed as keyword arguments to engine classes of different signatures"
-_MANIFEST = "the index manifest and row files, read as JSON field by field (wants TypedDicts of the files)"
+_ROWS = "the index's row files (documents, articles, refs) read field by field (wants TypedDicts of rows)"
 _WIRE = "the annotate-v2 wire dicts, read deep by the writers (wants the pydantic schemas.Claim & co.)"
 _BODY = "a response body read and rewritten key by key downstream (wants the pydantic response models)"
 ALLOWED: dict[str, str] = {
@@ -46,9 +46,7 @@ ALLOWED: dict[str, str] = {
     "models.registry.EngineSpec.from_dict": _OPTIONS,
     "models.registry.EngineSpec.options": _OPTIONS,
     "serve_app.config.engines.EngineConfig.options": _OPTIONS,
-    "retrieval.retriever.Retriever.__init__": _MANIFEST,
-    "retrieval.store.check_encoder": _MANIFEST,
-    "retrieval.store.read_manifest": _MANIFEST,
+    "retrieval.retriever.Retriever.__init__": _ROWS,
     "serve_app.answer.annotation.Annotation.claims": _WIRE,
     "serve_app.answer.annotation.Annotation.faithfulness": _WIRE,
     "serve_app.answer.annotation.Annotation.framing": _WIRE,
