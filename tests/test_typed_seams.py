@@ -51,7 +51,6 @@ ALLOWED: dict[str, str] = {
     "serve_app.answer.annotation.Annotation.faithfulness": _WIRE,
     "serve_app.answer.annotation.Annotation.framing": _WIRE,
     "serve_app.answer.annotation.Annotation.grounding_details": _WIRE,
-    "serve_app.answer.annotation.V1Gate.claim_map": _WIRE,
     "serve_app.wire.responses.AnswerRecord.result": _BODY,
     "serve_app.wire.responses.AnswerResult.body": _BODY,
     "serve_app.wire.responses.response_body": _BODY,

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from models.json_types import JSONObject
 from serve_app.budget import RequestBudget
 
 V1_REFUSAL_REASON = "insufficient_verified_claims"
@@ -55,13 +56,21 @@ def unlocated_pieces(answer: str, covered: Sequence[tuple[int, int]]) -> int:
 
 
 def _grounding(supported: int, total: int) -> dict[str, Any]:
-    return {"claims_supported": supported, "claims_total": total,
-            "grounding_rate": supported / total if total else None}
+    return {
+        "claims_supported": supported,
+        "claims_total": total,
+        "grounding_rate": supported / total if total else None,
+    }
 
 
 def faithfulness_report(
-    claims: Sequence[dict[str, Any]], *, framing_total: int, unlocated_total: int, judge_status: str,
-    framing_check: str, checked: bool = True,
+    claims: Sequence[dict[str, Any]],
+    *,
+    framing_total: int,
+    unlocated_total: int,
+    judge_status: str,
+    framing_check: str,
+    checked: bool = True,
 ) -> dict[str, Any]:
     """The wire ``faithfulness`` object counted from claim dicts (``checked`` appears only when False)."""
     verdicts = Counter(c["verdict"] for c in claims)
@@ -79,8 +88,17 @@ def faithfulness_report(
         "judge_status": judge_status,
         "framing_check": framing_check,
         "claims_total": total,
-        **{v: verdicts[v] for v in ("supported", "unsupported", "unverified", "uncited", "invalid_citation",
-                                    "from_conversation")},
+        **{
+            v: verdicts[v]
+            for v in (
+                "supported",
+                "unsupported",
+                "unverified",
+                "uncited",
+                "invalid_citation",
+                "from_conversation",
+            )
+        },
         "unverified_reasons": {reason: reasons[reason] for reason in UNVERIFIED_REASONS},
         "framing_total": framing_total,
         "unlocated_total": unlocated_total,
@@ -95,8 +113,14 @@ def faithfulness_report(
 def refusal_annotation(answer: str, *, checked: bool = True) -> Annotation:
     """A refusal or notice: no claims or framing, the text is one uncovered piece, nothing verified.
     ``checked=False`` only for ``context_budget_exhausted`` (nothing was checked at all)."""
-    report = faithfulness_report([], framing_total=0, unlocated_total=unlocated_pieces(answer, []),
-                                 judge_status="skipped", framing_check="skipped", checked=checked)
+    report = faithfulness_report(
+        [],
+        framing_total=0,
+        unlocated_total=unlocated_pieces(answer, []),
+        judge_status="skipped",
+        framing_check="skipped",
+        checked=checked,
+    )
     return Annotation(claims=[], framing=[], faithfulness=report)
 
 
@@ -105,9 +129,13 @@ def blocked_annotation(before: Annotation) -> Annotation:
     but the counts of the claims checked before the block stay, as on v1. The refusal text is one
     uncovered piece."""
     report = dict(before.faithfulness)
-    report.update(framing_total=0, unlocated_total=1, verification="none",
-                  unverified_reasons=dict(before.faithfulness["unverified_reasons"]),
-                  grounding=dict(before.faithfulness["grounding"]))
+    report.update(
+        framing_total=0,
+        unlocated_total=1,
+        verification="none",
+        unverified_reasons=dict(before.faithfulness["unverified_reasons"]),
+        grounding=dict(before.faithfulness["grounding"]),
+    )
     report.pop("checked", None)
     return Annotation(claims=[], framing=[], faithfulness=report, budget=before.budget)
 
@@ -117,7 +145,7 @@ class V1Gate:
     """The v1 answer: only supported claims (and framing) kept, recomposed so offsets stay exact."""
 
     answer: str
-    claim_map: list[dict[str, Any]]
+    claim_map: list[JSONObject]
     dropped_count: int
     dropped_reasons: dict[str, int]
     provenance_complete: bool

@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from models.json_types import JSONObject
 from serve_app.answer.annotation import V1_REFUSAL_REASON, Annotation, V1Gate
 from serve_app.answer.compose import compose, validate_segments
 from serve_app.answer.segments import ComposedAnswer, Segment
@@ -18,8 +19,9 @@ def _drop_reason(claim: dict[str, Any]) -> str:
     return str(claim["verdict"])
 
 
-def _repaired(kept: list[tuple[Segment, dict[str, Any] | None]], dropped: Counter[str]
-              ) -> list[tuple[Segment, dict[str, Any] | None]]:
+def _repaired(
+    kept: list[tuple[Segment, dict[str, Any] | None]], dropped: Counter[str]
+) -> list[tuple[Segment, dict[str, Any] | None]]:
     """Kept segments with layouts that still compose: table rows whose header was removed, and a
     ``continue`` left first or after a table line, become paragraphs (dropped, as "layout", if their text
     cannot stand as one)."""
@@ -62,8 +64,10 @@ def v1_gate(composed: ComposedAnswer, annotation: Annotation, *, min_kept_ratio:
             continue
         if seg.layout == "continue" and not block_start_kept:
             # Its block's start was removed: it starts that block itself rather than join another one.
-            seg = replace(seg, layout=block_layout if block_layout in ("paragraph", "heading", "list_item")
-                          else "paragraph")
+            seg = replace(
+                seg,
+                layout=block_layout if block_layout in ("paragraph", "heading", "list_item") else "paragraph",
+            )
             if validate_segments([seg]):
                 dropped["layout"] += 1
                 continue
@@ -77,20 +81,22 @@ def v1_gate(composed: ComposedAnswer, annotation: Annotation, *, min_kept_ratio:
         or not segments
     )
     new = compose([s for s, _ in segments]) if segments else ComposedAnswer("", ())
-    claim_map = []
+    claim_map: list[JSONObject] = []
     for span, (_, claim) in zip(new.spans, segments, strict=True):
         if claim is None:
             continue
         citations = [dict(pair) for pair in claim["citations"]]
-        claim_map.append({
-            "text": span.segment.text,
-            "citation_keys": [pair["citation_key"] for pair in citations],
-            "citations": citations,
-            "start": span.start,
-            "end": span.end,
-            "start_utf16": span.start_utf16,
-            "end_utf16": span.end_utf16,
-        })
+        claim_map.append(
+            {
+                "text": span.segment.text,
+                "citation_keys": [pair["citation_key"] for pair in citations],
+                "citations": citations,
+                "start": span.start,
+                "end": span.end,
+                "start_utf16": span.start_utf16,
+                "end_utf16": span.end_utf16,
+            }
+        )
     return V1Gate(
         answer=new.answer,
         claim_map=claim_map,

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from models.json_types import JSON, JSONObject
+from models.json_types import JSON, JSONObject, json_list
 from retrieval.types import SearchHit
 from serve_app.answer.annotation import Annotation, V1Gate
 from serve_app.answer.segments import Passage
@@ -81,7 +81,8 @@ def now_iso() -> str:
 def cited_keys(annotation: Annotation, gate: V1Gate | None) -> list[str]:
     """The passage keys the published answer cites, in order: v1 cites what its gate kept."""
     if gate is not None:
-        return list(dict.fromkeys(k for entry in gate.claim_map for k in entry["citation_keys"]))
+        kept = (k for entry in gate.claim_map for k in json_list(entry["citation_keys"]))
+        return list(dict.fromkeys(k for k in kept if isinstance(k, str)))
     keys: list[str] = []
     for claim in annotation.claims:
         for key in claim["citation_keys"]:

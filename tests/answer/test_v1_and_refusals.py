@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,8 @@ def _gate(
 ) -> tuple[ComposedAnswer, Annotation, V1Gate]:
     composed, ann = annotate(Annotator(ScriptedJudge(script).judge, StaticFraming(framing)), segments, [P1])
     gate = v1_gate(composed, ann, min_kept_ratio=ratio)
-    for entry in gate.claim_map:
+    entries: list[Any] = gate.claim_map  # read deep here, as a test
+    for entry in entries:
         ClaimMapEntry.model_validate(entry)
         assert gate.answer[entry["start"] : entry["end"]] == entry["text"]
         assert (
