@@ -24,10 +24,10 @@ _LAYOUT_ONLY = re.compile(r"(?:\s|## |- |\|(?: -{3,} \|)*)*")
 class Annotation:
     """What annotate-v2 says about one answer, as wire dicts (schemas.Claim, FramingSpan, Faithfulness)."""
 
-    claims: list[dict[str, Any]]
-    framing: list[dict[str, Any]]
+    claims: list[JSONObject]
+    framing: list[JSONObject]
     faithfulness: dict[str, Any]
-    grounding_details: list[dict[str, Any]] = field(default_factory=list)
+    grounding_details: list[JSONObject] = field(default_factory=list)
     memory_items: list[str] = field(default_factory=list)
     budget: RequestBudget | None = None
 

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from models.json_types import JSONObject
+from models.json_types import JSONObject, json_objects
 from serve_app.answer.annotation import V1_REFUSAL_REASON, Annotation, V1Gate
 from serve_app.answer.compose import compose, validate_segments
 from serve_app.answer.segments import ComposedAnswer, Segment
@@ -20,12 +20,12 @@ def _drop_reason(claim: dict[str, Any]) -> str:
 
 
 def _repaired(
-    kept: list[tuple[Segment, dict[str, Any] | None]], dropped: Counter[str]
-) -> list[tuple[Segment, dict[str, Any] | None]]:
+    kept: list[tuple[Segment, JSONObject | None]], dropped: Counter[str]
+) -> list[tuple[Segment, JSONObject | None]]:
     """Kept segments with layouts that still compose: table rows whose header was removed, and a
     ``continue`` left first or after a table line, become paragraphs (dropped, as "layout", if their text
     cannot stand as one)."""
-    out: list[tuple[Segment, dict[str, Any] | None]] = []
+    out: list[tuple[Segment, JSONObject | None]] = []
     for segment, claim in kept:
         previous = out[-1][0].layout if out else None
         layout = segment.layout
@@ -50,7 +50,7 @@ def v1_gate(composed: ComposedAnswer, annotation: Annotation, *, min_kept_ratio:
     claims = {(c["start"], c["end"]): c for c in annotation.claims}
     framing = {(f["start"], f["end"]) for f in annotation.framing}
     dropped: Counter[str] = Counter()
-    kept: list[tuple[Segment, dict[str, Any] | None]] = []
+    kept: list[tuple[Segment, JSONObject | None]] = []
     block_layout = "paragraph"  # the layout a "continue" falls back to when its block start is gone
     block_start_kept = True
     for span in composed.spans:
@@ -85,7 +85,7 @@ def v1_gate(composed: ComposedAnswer, annotation: Annotation, *, min_kept_ratio:
     for span, (_, claim) in zip(new.spans, segments, strict=True):
         if claim is None:
             continue
-        citations = [dict(pair) for pair in claim["citations"]]
+        citations = [dict(pair) for pair in json_objects(claim["citations"])]
         claim_map.append(
             {
                 "text": span.segment.text,

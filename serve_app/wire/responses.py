@@ -85,8 +85,9 @@ def cited_keys(annotation: Annotation, gate: V1Gate | None) -> list[str]:
         return list(dict.fromkeys(k for k in kept if isinstance(k, str)))
     keys: list[str] = []
     for claim in annotation.claims:
-        for key in claim["citation_keys"]:
-            if key not in claim["invalid_citation_keys"] and key not in keys:
+        invalid = json_list(claim["invalid_citation_keys"])
+        for key in json_list(claim["citation_keys"]):
+            if isinstance(key, str) and key not in invalid and key not in keys:
                 keys.append(key)
     return keys
 

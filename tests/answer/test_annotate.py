@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from judge.types import JudgeItem, JudgeResult
 from serve_app.answer.annotate import Annotator
@@ -26,7 +27,8 @@ NO_REASONS = {"deadline": 0, "budget": 0, "judge_unavailable": 0, "unparseable":
 
 
 def _verdicts(annotation: Annotation) -> list[tuple[str, str, str | None]]:
-    return [(c["text"], c["verdict"], c["unverified_reason"]) for c in annotation.claims]
+    claims: list[Any] = annotation.claims  # read deep here, as a test
+    return [(c["text"], c["verdict"], c["unverified_reason"]) for c in claims]
 
 
 def test_seed_example_reproduced_exactly() -> None:
@@ -409,5 +411,6 @@ def test_offsets_are_copied_from_the_spans_including_utf16() -> None:
     spans = {(s.start, s.end, s.start_utf16, s.end_utf16) for s in composed.spans}
     got = {(x["start"], x["end"], x["start_utf16"], x["end_utf16"]) for x in [*ann.claims, *ann.framing]}
     assert got == spans
-    assert ann.claims[0]["start_utf16"] == ann.claims[0]["start"] + 1  # after one emoji (two UTF-16 units)
+    first: Any = ann.claims[0]
+    assert first["start_utf16"] == first["start"] + 1  # after one emoji (two UTF-16 units)
     assert ann.faithfulness["unlocated_total"] == 0

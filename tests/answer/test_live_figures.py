@@ -48,10 +48,12 @@ def _judge(stated: str, claim: str, aggregate: Aggregate | None = ROWS) -> tuple
     judge = Recording()
     passage = Passage("P1", stated, kind="tool", identity=dict(IDENTITY), aggregate=aggregate)
     _, annotation = annotate(
-        Annotator(judge, StaticFraming([])), [seg(claim, "fact", "paragraph", "P1")], [passage],
+        Annotator(judge, StaticFraming([])),
+        [seg(claim, "fact", "paragraph", "P1")],
+        [passage],
         query="Berapa total penduduk Teluk Rekaan 2023?",
     )
-    return annotation.claims[0]["verdict"], judge.items[0]
+    return str(annotation.claims[0]["verdict"]), judge.items[0]
 
 
 def test_a_record_is_judged_with_its_identity() -> None:

@@ -190,7 +190,8 @@ def test_rule_judge_round_trip_on_a_budget_table(wiring: str) -> None:
         ("Anggaran pendidikan 2023 sebesar Rp5 juta.", "unsupported"),  # a different scale
     ]
     assert ann.grounding_details[1]["reasons"] == ["figure_mismatch"]
-    assert ann.grounding_details[0]["passages"][0]["spans"]  # where in the table the row was found
+    details: list[Any] = ann.grounding_details  # read deep here, as a test
+    assert details[0]["passages"][0]["spans"]  # where in the table the row was found
     gate = v1_gate(composed, ann, min_kept_ratio=0.5)
     assert not gate.refused
     assert gate.answer == (

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from models.json_types import JSONObject
 from retrieval.types import Chunk, DocumentIdentity
@@ -124,7 +125,8 @@ def annotate(
 def check_wire(answer: str, annotation: Annotation) -> None:
     """Every output validates against the wire models; offsets slice the answer exactly; nothing but a
     ``supported`` verdict could be read as verified."""
-    for claim in annotation.claims:
+    claims: list[Any] = annotation.claims  # read deep here, as a test
+    for claim in claims:
         Claim.model_validate(claim)
         assert answer[claim["start"] : claim["end"]] == claim["text"]
         assert (
@@ -132,7 +134,8 @@ def check_wire(answer: str, annotation: Annotation) -> None:
             == claim["text"]
         )
         assert (claim["unverified_reason"] is not None) == (claim["verdict"] == "unverified")
-    for span in annotation.framing:
+    spans: list[Any] = annotation.framing
+    for span in spans:
         FramingSpan.model_validate(span)
         assert answer[span["start"] : span["end"]] == span["text"]
     Faithfulness.model_validate(annotation.faithfulness)
