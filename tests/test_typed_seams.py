@@ -34,7 +34,6 @@ _PROXY = "a proxy: forwards any attribute or method of what it wraps, whose type
 _RAY = "holds a Ray DeploymentHandle, whose .remote() calls Ray types as Any; the role Protocol types it"
 _OPTIONS = "engine options from YAML, passed as keyword arguments to engine classes of different signatures"
 _ROWS = "the index's row files (documents, articles, refs) read field by field (wants TypedDicts of rows)"
-_WIRE = "the faithfulness report, read deep by Annotation's own properties (wants schemas.Faithfulness)"
 _BODY = "a response body read and rewritten key by key downstream (wants the pydantic response models)"
 ALLOWED: dict[str, str] = {
     "models.metered.MeteredEngine.__getattr__": _PROXY,
@@ -47,7 +46,6 @@ ALLOWED: dict[str, str] = {
     "models.registry.EngineSpec.options": _OPTIONS,
     "serve_app.config.engines.EngineConfig.options": _OPTIONS,
     "retrieval.retriever.Retriever.__init__": _ROWS,
-    "serve_app.answer.annotation.Annotation.faithfulness": _WIRE,
     "serve_app.wire.responses.AnswerRecord.result": _BODY,
     "serve_app.wire.responses.AnswerResult.body": _BODY,
     "serve_app.wire.responses.response_body": _BODY,

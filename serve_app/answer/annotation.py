@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from models.json_types import JSONObject
+from models.json_types import JSON, JSONObject, JSONValue
 from serve_app.budget import RequestBudget
 
 V1_REFUSAL_REASON = "insufficient_verified_claims"
@@ -26,23 +25,36 @@ class Annotation:
 
     claims: list[JSONObject]
     framing: list[JSONObject]
-    faithfulness: dict[str, Any]
+    faithfulness: JSONObject
     grounding_details: list[JSONObject] = field(default_factory=list)
     memory_items: list[str] = field(default_factory=list)
     budget: RequestBudget | None = None
 
+    def _grounding(self, name: str) -> JSONValue:
+        grounding = self.faithfulness["grounding"]
+        if not isinstance(grounding, Mapping):
+            raise TypeError("faithfulness.grounding is not an object")
+        return grounding[name]
+
     @property
     def claims_supported(self) -> int:
-        return int(self.faithfulness["grounding"]["claims_supported"])
+        return int(_number(self._grounding("claims_supported")))
 
     @property
     def claims_total(self) -> int:
-        return int(self.faithfulness["grounding"]["claims_total"])
+        return int(_number(self._grounding("claims_total")))
 
     @property
     def grounding_rate(self) -> float | None:
-        rate = self.faithfulness["grounding"]["grounding_rate"]
-        return None if rate is None else float(rate)
+        rate = self._grounding("grounding_rate")
+        return None if rate is None else float(_number(rate))
+
+
+def _number(value: JSONValue) -> int | float | str:
+    """A count or rate of the report for ``int()``/``float()``; anything else fails as they would."""
+    if not isinstance(value, int | float | str):
+        raise TypeError(f"{value!r} is no number")
+    return value
 
 
 def unlocated_pieces(answer: str, covered: Sequence[tuple[int, int]]) -> int:
@@ -55,7 +67,7 @@ def unlocated_pieces(answer: str, covered: Sequence[tuple[int, int]]) -> int:
     return pieces
 
 
-def _grounding(supported: int, total: int) -> dict[str, Any]:
+def _grounding(supported: int, total: int) -> JSONObject:
     return {
         "claims_supported": supported,
         "claims_total": total,
@@ -64,14 +76,14 @@ def _grounding(supported: int, total: int) -> dict[str, Any]:
 
 
 def faithfulness_report(
-    claims: Sequence[dict[str, Any]],
+    claims: Sequence[JSON],
     *,
     framing_total: int,
     unlocated_total: int,
     judge_status: str,
     framing_check: str,
     checked: bool = True,
-) -> dict[str, Any]:
+) -> JSONObject:
     """The wire ``faithfulness`` object counted from claim dicts (``checked`` appears only when False)."""
     verdicts = Counter(c["verdict"] for c in claims)
     reasons = Counter(c["unverified_reason"] for c in claims if c["verdict"] == "unverified")
@@ -83,7 +95,7 @@ def faithfulness_report(
         verification = "full"
     else:
         verification = "partial"
-    report: dict[str, Any] = {
+    report: JSONObject = {
         "mechanism": "annotate-v2",
         "judge_status": judge_status,
         "framing_check": framing_check,
@@ -124,6 +136,13 @@ def refusal_annotation(answer: str, *, checked: bool = True) -> Annotation:
     return Annotation(claims=[], framing=[], faithfulness=report)
 
 
+def _copy(value: JSONValue) -> JSONObject:
+    """A copy of one of the report's objects (``dict()`` of anything else fails, as before)."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{value!r} is not an object")
+    return dict(value)
+
+
 def blocked_annotation(before: Annotation) -> Annotation:
     """A Policy Guard block: nothing of the answer is published (no claims, framing, details or memory),
     but the counts of the claims checked before the block stay, as on v1. The refusal text is one
@@ -133,8 +152,8 @@ def blocked_annotation(before: Annotation) -> Annotation:
         framing_total=0,
         unlocated_total=1,
         verification="none",
-        unverified_reasons=dict(before.faithfulness["unverified_reasons"]),
-        grounding=dict(before.faithfulness["grounding"]),
+        unverified_reasons=_copy(before.faithfulness["unverified_reasons"]),
+        grounding=_copy(before.faithfulness["grounding"]),
     )
     report.pop("checked", None)
     return Annotation(claims=[], framing=[], faithfulness=report, budget=before.budget)

@@ -26,6 +26,11 @@ FACTS = [seg(SUPPORTED, "fact", "paragraph", "P1"), seg(RISE, "fact", "continue"
 NO_REASONS = {"deadline": 0, "budget": 0, "judge_unavailable": 0, "unparseable": 0, "disputed": 0}
 
 
+def _unverified(ann: Annotation, reason: str) -> object:
+    reasons: Any = ann.faithfulness["unverified_reasons"]  # read deep here, as a test
+    return reasons[reason]
+
+
 def _verdicts(annotation: Annotation) -> list[tuple[str, str, str | None]]:
     claims: list[Any] = annotation.claims  # read deep here, as a test
     return [(c["text"], c["verdict"], c["unverified_reason"]) for c in claims]
@@ -168,7 +173,7 @@ def test_judge_down_makes_every_cited_segment_unverified() -> None:
         (RISE, "unverified", "judge_unavailable"),
         ("Tanpa sumber.", "uncited", None),
     ]
-    f = ann.faithfulness
+    f: Any = ann.faithfulness  # read deep here, as a test
     assert (f["judge_status"], f["verification"], f["unverified_reasons"]["judge_unavailable"]) == (
         "unavailable",
         "none",
@@ -187,7 +192,7 @@ def test_judge_slower_than_the_deadline_gives_deadline_returned_batches_keep_the
     assert time.perf_counter() - started < 2.0  # the annotator does not wait past the request's deadline
     assert _verdicts(ann) == [(SUPPORTED, "supported", None), (RISE, "unverified", "deadline")]
     assert ann.faithfulness["judge_status"] == "unavailable"
-    assert ann.faithfulness["unverified_reasons"]["deadline"] == 1
+    assert _unverified(ann, "deadline") == 1
     assert ann.budget is not None
     assert sorted((r.ok, r.error) for r in ann.budget.records) == [(False, "timeout"), (True, None)]
 
@@ -222,7 +227,7 @@ def test_budget_exhausted_leaves_the_rest_unverified_budget() -> None:
     assert [c["verdict"] for c in ann.claims] == ["supported", "supported", "unverified"]
     assert ann.claims[2]["unverified_reason"] == "budget"
     assert judge.claims_sent == texts[:2] and budget.model_calls_left == 0
-    assert ann.faithfulness["unverified_reasons"]["budget"] == 1
+    assert _unverified(ann, "budget") == 1
 
 
 def test_framing_call_reserved_before_the_judge() -> None:
@@ -253,7 +258,7 @@ def test_unparseable_judge_output_is_unverified_unparseable() -> None:
     segments = [*SEED, seg(third, "fact", "continue", "P1")]
     _, ann = annotate(Annotator(judge.judge, StaticFraming([False])), segments, [P1])
     assert [c["unverified_reason"] for c in ann.claims] == ["unparseable"] * 3
-    assert ann.faithfulness["unverified_reasons"]["unparseable"] == 3
+    assert _unverified(ann, "unparseable") == 3
 
 
 def test_wrong_result_count_is_judge_unavailable() -> None:
@@ -269,7 +274,7 @@ def test_recheck_disputing_gives_disputed() -> None:
     judge = ScriptedJudge({RISE: ["unsupported", "supported"]})
     _, ann = annotate(Annotator(judge.judge, StaticFraming([False])), SEED, [P1])
     assert _verdicts(ann)[1] == (RISE, "unverified", "disputed")
-    assert ann.faithfulness["unverified_reasons"]["disputed"] == 1
+    assert _unverified(ann, "disputed") == 1
     assert ann.faithfulness["judge_status"] == "unavailable"
     assert ann.faithfulness["verification"] == "partial"
     assert ann.budget is not None
@@ -381,7 +386,7 @@ def test_framing_checker_wrong_length_is_unavailable() -> None:
 
 def test_statuses_skipped_when_nothing_to_check() -> None:
     _, ann = annotate(Annotator(ScriptedJudge().judge, StaticFraming()), [seg("Tanpa sumber.")], [])
-    f = ann.faithfulness
+    f: Any = ann.faithfulness  # read deep here, as a test
     assert (f["judge_status"], f["framing_check"], f["verification"], f["uncited"]) == (
         "skipped",
         "skipped",

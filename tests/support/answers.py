@@ -142,7 +142,7 @@ def check_wire(answer: str, annotation: Annotation) -> None:
     for detail in annotation.grounding_details:
         GroundingDetail.model_validate(detail)
     assert annotation.memory_items == [c["text"] for c in annotation.claims if c["verdict"] == "supported"]
-    f = annotation.faithfulness
+    f: Any = annotation.faithfulness  # read deep here, as a test
     assert (
         f["supported"] + f["unsupported"] + f["unverified"] + f["uncited"] + f["invalid_citation"]
         == f["claims_total"]
