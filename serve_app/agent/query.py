@@ -20,7 +20,7 @@ QUESTION_WORDS = frozenset(
     "which who whom whose what when where how much many does do did under according there "
     # English function words and modals: they frame the question and no Indonesian statement holds them
     "must should shall may might go goes going after before long into onto than also only any all their its "
-    "they them".split()
+    "they them get gets got".split()
 )
 # Asking what a term means: these words frame the question ("Apa definisi X?", "what is meant by X"); no
 # statement uses them, and counted as asked words they kept every definition below the writer's threshold.

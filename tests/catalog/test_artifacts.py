@@ -51,8 +51,18 @@ def test_v1_offers_csv_and_xlsx_holding_the_cited_rows(service: dict[str, Any]) 
     validate_against_schema(body, "query_v1_response")
     expected = _table_rows(body)
     assert len(expected) >= 2 and all(row[-1] for row in expected), body["answer"]
-    offered = {a["media_type"]: a for a in body["artifacts"]}
-    assert set(offered) == {"text/csv", XLSX} and len(body["artifacts"]) == 2
+    # One CSV and one XLSX for the answer's table; and, when its rows cite an ingested table (the demo's
+    # annex CSV), one pair more with those cited source rows.
+    answer_files = [a for a in body["artifacts"] if a["name"].startswith("tabel-jawaban-")]
+    cited_files = [a for a in body["artifacts"] if a["name"].startswith("baris-dikutip-")]
+    assert len(answer_files) + len(cited_files) == len(body["artifacts"])
+    cites_dataset = any(
+        p["citation"]["document_type"] == "Dataset" for c in body["claim_map"] for p in c["citations"]
+    )
+    assert {a["media_type"] for a in cited_files} == ({"text/csv", XLSX} if cites_dataset else set())
+    assert all(a["rows"] == len(expected) for a in cited_files)
+    offered = {a["media_type"]: a for a in answer_files}
+    assert set(offered) == {"text/csv", XLSX} and len(answer_files) == 2
 
     got_csv = client.get(offered["text/csv"]["url"], headers=ana)
     assert got_csv.status_code == 200 and got_csv.headers["content-type"].startswith("text/csv")
