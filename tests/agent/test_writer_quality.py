@@ -340,6 +340,12 @@ def test_definition_and_conversational_frame_words_are_not_asked_words() -> None
     ]
 
 
+def _qanun_passage(doc: str, text: str, title: str, number: str, year: int, pasal: str) -> list[Passage]:
+    c = make_chunk(doc, 1, text, title=title, doc_type="Qanun", number=number, year=year,
+                   section=("BAB II", f"Pasal {pasal}"))
+    return [Passage("P1", c.text, chunk=c)]
+
+
 def test_the_named_documents_title_words_need_not_be_repeated_by_its_statements() -> None:
     # An invented regional budget law: its statements never repeat the acronym the question names it by,
     # and state the asked target as what is "direncanakan".
@@ -349,13 +355,12 @@ def test_the_named_documents_title_words_need_not_be_repeated_by_its_statements(
         "miliar empat ratus juta rupiah).\n\n(2) Pendapatan Pajak Daerah direncanakan sebesar "
         "Rp30.100.000.000,00 (tiga puluh miliar seratus juta rupiah)."
     )
-    c = make_chunk("apbk", 3, text, title=title, doc_type="Qanun", number="2", year=2030,
-                   section=("BAB II", "Pasal 3"))
+    shown_passages = _qanun_passage("apbk", text, title, "2", 2030, "3")
     asked = "Saya ingin tahu target pendapatan retribusi pada APBK 2031 (Qanun 2/2030). Berapa angkanya?"
-    shown = facts(answer(asked, [Passage("P1", c.text, chunk=c)]))
+    shown = facts(answer(asked, shown_passages))
     assert shown and shown[0].text.startswith("(1) Pendapatan Retribusi Daerah direncanakan sebesar Rp12.400")
     # every asked word is said: three by the statement, "APBK" by the title of the document the question names
-    units = extract_units([Passage("P1", c.text, chunk=c)])
+    units = extract_units(shown_passages)
     score_units("Berapa target pendapatan retribusi pada APBK (Qanun 2/2030)?", units)
     (retribusi,) = [u for u in units if "Retribusi Daerah direncanakan" in u.text]
     assert retribusi.coverage == pytest.approx(1.0)
@@ -369,11 +374,9 @@ def test_an_english_question_with_a_named_law_reads_past_its_comma() -> None:
         "setelah bekerja selama 12 (dua belas) bulan.\n\n(2) Pengusaha wajib membayar upah penuh selama "
         "cuti sebagaimana dimaksud pada ayat (1)."
     )
-    c = make_chunk("naker", 12, text, title=title, doc_type="Qanun", number="6", year=2029,
-                   section=("BAB IV", "Pasal 12"))
     asked = "Under the employment qanun (Qanun 6/2029), an employee gets how many annual leave days?"
     q = analyse(asked)
     assert [t.raw for t in q.named_words] == ["employment"]  # the clause ends at its comma
     assert not {"gets", "how", "many"} & {t.raw for t in q.terms}
-    shown = facts(answer(asked, [Passage("P1", c.text, chunk=c)]))
+    shown = facts(answer(asked, _qanun_passage("naker", text, title, "6", 2029, "12")))
     assert shown and "14 (empat belas) hari kerja" in shown[0].text
