@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import Figure, Result, command, percentile, write_result
-from serve_app.conversation.store import Exchange, Store
+from serve_app.conversation.exchange import Exchange
+from serve_app.conversation.store import Store
 
 DEFAULT_PG = "postgresql://postgres@127.0.0.1:5432/test"
 

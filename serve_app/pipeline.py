@@ -32,13 +32,13 @@ from serve_app.answer.segments import AnnotationRequest
 from serve_app.answer.v1_gate import v1_gate
 from serve_app.budget import RequestBudget
 from serve_app.config import AppConfig
+from serve_app.conversation.exchange import Exchange
 from serve_app.conversation.history import (
     from_conversation_texts,
     model_history,
     preferred_documents,
     single_referenced_document,
 )
-from serve_app.conversation.store import Exchange
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
 from serve_app.roles import AgentRole, AnnotatorRole, EventSink, GuardRole, RetrieverPort, StoreRole

@@ -17,7 +17,8 @@ from serve_app.agent.tools.base import EventSink, ToolEvent  # the one sink type
 from serve_app.answer.annotation import Annotation
 from serve_app.answer.segments import AnnotationRequest
 from serve_app.budget import RequestBudget
-from serve_app.conversation.store import ConversationRecord, Exchange
+from serve_app.conversation.exchange import Exchange
+from serve_app.conversation.store import ConversationRecord
 from serve_app.guard.admission import Admission
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision

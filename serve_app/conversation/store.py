@@ -18,7 +18,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,9 +35,10 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine, make_url
 
-from models.json_types import JSON, JSONObject
+from models.json_types import JSONObject
 from serve_app import errors
 from serve_app.conversation import migrations as schema_migrations
+from serve_app.conversation.exchange import ANNOTATION_KEYS, Exchange, RouteFamily, insert_exchange
 from serve_app.conversation.tables import (
     t_conversations,
     t_memory,
@@ -46,14 +47,11 @@ from serve_app.conversation.tables import (
     t_receipts,
 )
 
-RouteFamily = Literal["v1", "v2"]
 ClaimResult = Literal["ok", "conflict", "not_found"]
 ROUTE_FAMILIES = ("v1", "v2")
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-# Body keys kept in their own columns (annotations), put back when a message is read.
-_ANNOTATION_KEYS = ("claims", "framing")
 
 
 class NotFoundError(errors.NotFound):
@@ -62,21 +60,6 @@ class NotFoundError(errors.NotFound):
 
 class ConflictError(errors.Conflict):
     """The conversation belongs to the other route family (409)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Exchange:
-    """One turn to store: the question, the stored answer body and its memory items. ``new``: the
-    conversation does not exist yet and is created, claimed by ``route_family`` and written in one
-    transaction (``conversation_id`` is the caller's new ``uuid4().hex``, so the body can already name it)."""
-
-    conversation_id: str
-    owner: str
-    route_family: RouteFamily
-    user_text: str
-    assistant_body: JSON
-    memory_items: Sequence[str] = ()
-    new: bool = False
 
 
 @dataclass(frozen=True)
@@ -275,7 +258,7 @@ class Store:
             last = conn.execute(
                 select(func.max(t_messages.c.ordinal)).where(t_messages.c.conversation_id == cid)
             ).scalar()
-            return _insert_exchange(conn, exchange, -1 if last is None else int(last))
+            return insert_exchange(conn, exchange, -1 if last is None else int(last))
 
     def start_conversation(self, exchange: Exchange) -> str:
         """A new conversation, claimed by its route family, with its first turn: one transaction (what
@@ -291,7 +274,7 @@ class Store:
                     created_at=datetime.now(UTC),
                 )
             )
-            return _insert_exchange(conn, exchange, -1)
+            return insert_exchange(conn, exchange, -1)
 
     def list_messages(self, cid: str) -> list[JSONObject]:
         """Messages in order. User: ``{message_id, ordinal, role, content, created_at}``; assistant adds
@@ -312,7 +295,7 @@ class Store:
             }
             if row.role == "assistant":
                 body = dict(row.body or {})
-                for key in _ANNOTATION_KEYS:
+                for key in ANNOTATION_KEYS:
                     if getattr(row, key) is not None:
                         body[key] = getattr(row, key)
                 body["v2_faithfulness"] = row.v2_faithfulness
@@ -446,56 +429,3 @@ class Store:
 def _check_family(route_family: str) -> None:
     if route_family not in ROUTE_FAMILIES:
         raise ValueError(f"route family must be 'v1' or 'v2', not {route_family!r}")
-
-
-def _memory_text(item: Any) -> str:
-    if not isinstance(item, str):
-        raise TypeError(f"memory items are strings, not {type(item).__name__}")
-    return item
-
-
-def _insert_exchange(conn: Any, exchange: Exchange, last_ordinal: int) -> str:
-    """The rows of one turn, inside the caller's transaction; returns the assistant message id."""
-    cid, owner = exchange.conversation_id, exchange.owner
-    body = dict(exchange.assistant_body)
-    annotations = {k: body.pop(k, None) for k in _ANNOTATION_KEYS}
-    v2_faithfulness = body.pop("v2_faithfulness", None)
-    answer = body.get("answer")
-    now = datetime.now(UTC)
-    user_id, assistant_id = uuid.uuid4().hex, uuid.uuid4().hex
-    conn.execute(
-        t_messages.insert().values(
-            id=user_id,
-            conversation_id=cid,
-            ordinal=last_ordinal + 1,
-            role="user",
-            content=exchange.user_text,
-            created_at=now,
-        )
-    )
-    conn.execute(
-        t_messages.insert().values(
-            id=assistant_id,
-            conversation_id=cid,
-            ordinal=last_ordinal + 2,
-            role="assistant",
-            content=answer if isinstance(answer, str) else "",
-            body=body,
-            v2_faithfulness=v2_faithfulness,
-            created_at=now,
-            **annotations,
-        )
-    )
-    items = [
-        {
-            "owner": owner,
-            "conversation_id": cid,
-            "source_message_id": assistant_id,
-            "text": _memory_text(item),
-            "created_at": now,
-        }
-        for item in exchange.memory_items
-    ]
-    if items:
-        conn.execute(t_memory.insert(), items)
-    return assistant_id

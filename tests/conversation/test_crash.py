@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from serve_app.conversation.store import Exchange
+from serve_app.conversation.exchange import Exchange
 from serve_app.conversation.tables import t_conversations, t_memory, t_messages
 from tests.conversation.conftest import Backend
 
@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 OWNER = "iss|crash"
 WRITER = f"""
 import sys, threading
-from serve_app.conversation.store import Exchange, Store
+from serve_app.conversation.store import Store
+from serve_app.conversation.exchange import Exchange
 
 store = Store(sys.argv[1], schema=sys.argv[2] or None)
 

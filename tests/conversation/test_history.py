@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from serve_app.conversation.exchange import Exchange
 from serve_app.conversation.history import (
     NO_VERIFIED_NOTE,
     from_conversation_texts,
@@ -15,7 +16,7 @@ from serve_app.conversation.history import (
     preferred_documents,
     single_referenced_document,
 )
-from serve_app.conversation.store import Exchange, Store
+from serve_app.conversation.store import Store
 
 VERDICTS = ["supported", "unsupported", "unverified", "uncited", "invalid_citation", "from_conversation"]
 

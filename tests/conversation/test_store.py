@@ -12,8 +12,9 @@ from sqlalchemy import MetaData, inspect, select
 from sqlalchemy.exc import StatementError
 
 from serve_app import errors
+from serve_app.conversation.exchange import Exchange
 from serve_app.conversation.migrations import LATEST_VERSION
-from serve_app.conversation.store import ConflictError, Exchange, NotFoundError, Store, database_url
+from serve_app.conversation.store import ConflictError, NotFoundError, Store, database_url
 from serve_app.conversation.tables import metadata as store_tables
 from tests.conversation.conftest import Backend
 
