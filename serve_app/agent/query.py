@@ -27,12 +27,12 @@ QUESTION_WORDS = frozenset(
 DEFINITION_WORDS = frozenset(
     "definisi pengertian arti artinya definition definitions meaning define defined mean means meant".split()
 )
-# Words of a conversational frame around the question ("Saya ingin tahu …", "Could you tell me …"): they
+# Words of a conversational frame around the question ("Kami ingin tahu …", "Could you tell me …"): they
 # say nothing of what is asked.
 FRAME_WORDS = frozenset(
     "ingin tahu mengetahui bertanya tanya please tell know want like would could can me you my".split()
 )
-# "Berapa angkanya?": the figure of what was just named, not a word to look for.
+# "… nilainya berapa?": the figure of what was just named, not a word to look for.
 _BACK_REFERENCE = re.compile(r"(?i)\b(?:angka|besar|jumlah|nilai|total)nya\b")
 WEAK_WORDS = frozenset("minimal maksimal paling batas tinggi rendah sedikit banyak lambat wajib".split())
 SHARE_WORDS = frozenset("persen persentase proporsi porsi percent percentage share".split())
@@ -78,7 +78,7 @@ _REF_PARTS = re.compile(r"(?i)(?:Nomor|No\.?)\s*(\w+)\s+Tahun\s+(\d{4})|(\d+)\s*
 # only the rule an answer is measured against).
 _NAMED_AFTER = re.compile(
     r"(?i)\b(?:menurut|berdasarkan|sesuai(?:\s+dengan)?|under|according\s+to|dalam(?=\s+(?:APB[A-Z]|lampiran)\b))"
-    r"\s+([^,;?]+)"  # up to the comma that ends the clause: "Under the Manpower Law (UU 13/2003), how many …"
+    r"\s+([^,;?]+)"  # up to the comma ending the clause: "Under the Employment Qanun (Qanun 6/2029), how …"
 )
 FIGURES: dict[str, re.Pattern[str]] = {
     "percent": re.compile(
@@ -112,7 +112,7 @@ class Query:
     pasal: str | None = None
     ayat: str | None = None
     named_words: list[Term] = field(default_factory=list)  # "menurut Qanun Penyelenggaraan Pendidikan"
-    # Asked words that only name the document ("menurut UU Pelindungan Data Pribadi" → pelindungan): a
+    # Asked words that only name the document ("menurut Qanun Pelestarian Rumah Adat" → pelestarian): a
     # statement of that document need not repeat its title.
     named_only: frozenset[str] = frozenset()
     named_ref: tuple[str, int] | None = None  # (number, year) of a regulation the question names
@@ -224,8 +224,8 @@ def _places(query: str) -> frozenset[str]:
     return frozenset(w for m in _PLACE.finditer(query) for w in words(m.group(1)))
 
 
-def _named_document(query: str) -> list[Term]:
-    m = _NAMED_AFTER.search(query)
+def _named_document(m: re.Match[str] | None) -> list[Term]:
+    """The words of the document named after "menurut"/"under" (``m``: ``_NAMED_AFTER``'s match)."""
     if m is None:
         return []
     out: list[Term] = []
@@ -259,8 +259,8 @@ def analyse(query: str) -> Query:
         and raw not in asked_years and raw.lower() not in {n.lower() for n in numbers}
         and not (asks_definition and raw in DEFINITION_WORDS)
     ]
-    named_words = _named_document(query)
     named_at = _NAMED_AFTER.search(query)
+    named_words = _named_document(named_at)
     before_named = set(content_terms(query[: named_at.start(1)])) if named_at else set()
     ref = _REF_PARTS.search(query)
     named_ref = None

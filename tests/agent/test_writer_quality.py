@@ -332,7 +332,7 @@ def test_definition_and_conversational_frame_words_are_not_asked_words() -> None
     q = analyse("Apa definisi Rumah Adat menurut Qanun Pelestarian Rumah Adat?")
     assert q.asks_definition and [t.raw for t in q.terms] == ["rumah", "adat", "pelestarian"]
     assert q.named_only == frozenset({"pelestarian"})  # only the document's title says it
-    q = analyse("Saya ingin tahu pagu belanja modal Aceh 2024. Berapa angkanya?")
+    q = analyse("Kami ingin tahu pagu belanja modal Aceh 2024, angkanya berapa?")
     assert [t.raw for t in q.terms] == ["pagu", "belanja", "modal", "aceh"] and not q.asks_definition
     assert [t.raw for t in analyse("Could you tell me the capital expenditure in 2024?").terms] == [
         "capital",
@@ -356,7 +356,7 @@ def test_the_named_documents_title_words_need_not_be_repeated_by_its_statements(
         "Rp30.100.000.000,00 (tiga puluh miliar seratus juta rupiah)."
     )
     shown_passages = _qanun_passage("apbk", text, title, "2", 2030, "3")
-    asked = "Saya ingin tahu target pendapatan retribusi pada APBK 2031 (Qanun 2/2030). Berapa angkanya?"
+    asked = "Kami ingin tahu target pendapatan retribusi pada APBK 2031 (Qanun 2/2030), angkanya berapa?"
     shown = facts(answer(asked, shown_passages))
     assert shown and shown[0].text.startswith("(1) Pendapatan Retribusi Daerah direncanakan sebesar Rp12.400")
     # every asked word is said: three by the statement, "APBK" by the title of the document the question names

@@ -43,8 +43,8 @@ _DEFINES = re.compile(
 
 def _definition_factor(u: Unit, q: Query) -> float:
     """How well the unit defines what the question asks to define: 2.5 when its defined term is exactly the
-    asked one ("Data Pribadi adalah …" for "definisi Data Pribadi"), 1.3 when it is a longer term holding
-    it ("Pelindungan Data Pribadi adalah …"), else 1 (the words naming the document are not the term)."""
+    asked one ("Rumah Adat adalah …" for "definisi Rumah Adat"), 1.3 when it is a longer term holding
+    it ("Pelestarian Rumah Adat adalah …"), else 1 (the words naming the document are not the term)."""
     m = _DEFINES.match(u.own_text)
     if m is None or len(m.group("head").split()) > 6:
         return 1.0
@@ -103,7 +103,7 @@ def score_units(query: str, units: list[Unit]) -> Query:
         matched = 0.0
         topic = False  # the unit names something asked besides the place ("Ditetapkan di Banda Aceh …")
         # In the document the question names, what its title says is said by every statement of it
-        # ("target pendapatan cukai pada APBN 2015 (UU …)": the budget law need not repeat "APBN").
+        # ("target pendapatan retribusi pada APBK 2031 (Qanun …)": the budget qanun need not repeat "APBK").
         title = title_bags[u.document] if u.document in named_docs else None
         for t in terms:
             if u.own.has_term(t) or u.lead_bag.has_term(t):
