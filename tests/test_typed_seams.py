@@ -37,11 +37,6 @@ _ROWS = "the index's row files (documents, articles, refs) read field by field (
 _BODY = "a response body read and rewritten key by key downstream (wants the pydantic response models)"
 ALLOWED: dict[str, str] = {
     "models.metered.MeteredEngine.__getattr__": _PROXY,
-    "serve_app.runtime.ports.HandleProxy.__getattr__": _PROXY,
-    "serve_app.runtime.ports.HandleProxy.__init__": _RAY,
-    "serve_app.runtime.ports.RemoteAgent.__init__": _RAY,
-    "serve_app.runtime.ports.RemoteAnnotator.__init__": _RAY,
-    "serve_app.runtime.ports.RemoteRetriever.__init__": _RAY,
     "models.registry.EngineSpec.from_dict": _OPTIONS,
     "models.registry.EngineSpec.options": _OPTIONS,
     "serve_app.config.engines.EngineConfig.options": _OPTIONS,
