@@ -17,20 +17,96 @@ Engine kinds:
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal, cast, get_args
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, TypedDict, cast, get_args
 
 from models.base import Engine
+from models.json_types import JSON, JSONValue
+
+if TYPE_CHECKING:
+    import httpx
 
 EngineKind = Literal["embedded", "openai", "transformers"]
 ENGINE_KINDS: tuple[str, ...] = get_args(EngineKind)
 
 
+class OpenAIOptions(TypedDict, total=False):
+    """The options of the openai engine (keyword arguments of ``OpenAIEngine``)."""
+
+    max_retries: int
+    headers: dict[str, str] | None
+    top_logprobs: int
+    schema_name: str
+    chat_template: bool
+
+
+class TransformersOptions(TypedDict, total=False):
+    """The options of the transformers engine (keyword arguments of ``TransformersEngine.from_path``)."""
+
+    max_batch_size: int
+    tokenizer_path: str | None
+
+
+class _Fields:
+    """Typed reads of a config mapping's values; a value of another type is one clear ValueError."""
+
+    def __init__(self, raw: JSON, what: str) -> None:
+        self.raw = raw
+        self.what = what  # e.g. "setting {name} for role 'judge'"
+
+    def _bad(self, name: str, expected: str) -> ValueError:
+        return ValueError(f"{self.what.format(name=name)} must be {expected}, not {self.raw[name]!r}")
+
+    def text(self, name: str) -> str:
+        value = self.raw[name]
+        if not isinstance(value, str):
+            raise self._bad(name, "a string")
+        return value
+
+    def optional_text(self, name: str) -> str | None:
+        value = self.raw[name]
+        if value is not None and not isinstance(value, str):
+            raise self._bad(name, "a string")
+        return value
+
+    def integer(self, name: str) -> int:
+        value = self.raw[name]
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self._bad(name, "an integer")
+        return value
+
+    def number(self, name: str) -> float:
+        value = self.raw[name]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self._bad(name, "a number")
+        return float(value)
+
+    def flag(self, name: str) -> bool:
+        value = self.raw[name]
+        if not isinstance(value, bool):
+            raise self._bad(name, "true or false")
+        return value
+
+    def mapping(self, name: str) -> dict[str, JSONValue]:
+        value = self.raw[name]
+        if not isinstance(value, Mapping):
+            raise self._bad(name, "a mapping")
+        return dict(value)
+
+    def text_mapping(self, name: str) -> dict[str, str] | None:
+        value = self.raw[name]
+        if value is None:
+            return None
+        if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
+            raise self._bad(name, "a mapping of strings")
+        return {k: str(v) for k, v in value.items()}
+
+
 @dataclass(slots=True)
 class EngineSpec:
-    """One role's engine and its parameters. ``options`` holds engine-specific extras: openai:
-    ``max_retries``, ``headers``, ``top_logprobs``, ``schema_name``; transformers: ``max_batch_size``,
-    ``tokenizer_path``."""
+    """One role's engine and its parameters. ``options`` holds engine-specific extras, checked when the
+    engine is built: :class:`OpenAIOptions`, :class:`TransformersOptions`."""
 
     kind: EngineKind
     model: str = ""
@@ -40,22 +116,38 @@ class EngineSpec:
     timeout_s: float = 30.0
     device: str = "auto"
     dtype: str = "auto"
-    options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, JSONValue] = field(default_factory=dict)
     role: str = ""
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], *, role: str = "") -> EngineSpec:
+    def from_dict(cls, raw: JSON, *, role: str = "") -> EngineSpec:
         """Parse a role's config; the kind is read from ``engine`` (or ``kind``)."""
         data = dict(raw)
         kind = data.pop("engine", None) or data.pop("kind", None)
         where = f" for role '{role}'" if role else ""
         if kind not in ENGINE_KINDS:
             raise ValueError(f"unknown engine '{kind}'{where}; expected one of {', '.join(ENGINE_KINDS)}")
-        known = {f.name for f in fields(cls)} - {"kind", "role"}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(data) - _SETTINGS)
         if unknown:
             raise ValueError(f"unknown engine setting(s) {', '.join(unknown)}{where}")
-        spec = cls(kind=cast(EngineKind, kind), role=role, **data)
+        spec = cls(kind=cast(EngineKind, kind), role=role)  # each setting at its default but those given
+        read = _Fields(data, "setting {name}" + where)
+        if "model" in data:
+            spec.model = read.text("model")
+        if "base_url" in data:
+            spec.base_url = read.optional_text("base_url")
+        if "path" in data:
+            spec.path = read.optional_text("path")
+        if "api_key_env" in data:
+            spec.api_key_env = read.optional_text("api_key_env")
+        if "timeout_s" in data:
+            spec.timeout_s = read.number("timeout_s")
+        if "device" in data:
+            spec.device = read.text("device")
+        if "dtype" in data:
+            spec.dtype = read.text("dtype")
+        if "options" in data:
+            spec.options = read.mapping("options")
         spec.validate()
         return spec
 
@@ -69,19 +161,21 @@ class EngineSpec:
             raise ValueError(f"timeout_s{where} must be positive")
 
 
-def build_engine(spec: EngineSpec) -> Engine | None:
-    """The engine ``spec`` describes; ``None`` for ``embedded`` (the caller builds the deterministic role)."""
+# The settings of a role's config besides its kind (the role is the caller's argument).
+_SETTINGS = frozenset(EngineSpec.__dataclass_fields__) - {"kind", "role"}
+
+
+
+def build_engine(spec: EngineSpec, *, client: httpx.AsyncClient | None = None) -> Engine | None:
+    """The engine ``spec`` describes; ``None`` for ``embedded`` (the caller builds the deterministic role).
+    ``client``: the HTTP client of an openai engine (e.g. one whose transport is a Ray Serve handle)."""
     spec.validate()
-    try:
-        return _build(spec)
-    except TypeError as exc:  # an option the engine does not take
-        where = f" for role '{spec.role}'" if spec.role else ""
-        raise ValueError(f"bad options for the {spec.kind} engine{where}: {exc}") from exc
-
-
-def _build(spec: EngineSpec) -> Engine | None:
+    where = f" for role '{spec.role}'" if spec.role else ""
+    if client is not None and spec.kind != "openai":
+        raise ValueError(f"an HTTP client is for the openai engine, not the {spec.kind} engine{where}")
     if spec.kind == "embedded":
         return None
+    read = _Fields(spec.options, f"bad options for the {spec.kind} engine{where}: option {{name}}")
     if spec.kind == "openai":
         from models.openai_engine import OpenAIEngine
 
@@ -90,7 +184,8 @@ def _build(spec: EngineSpec) -> Engine | None:
             model=spec.model,
             api_key=_api_key(spec),
             timeout_s=spec.timeout_s,
-            **spec.options,
+            client=client,
+            **_openai_options(read, spec, where),
         )
     # Imported here so that configs without a transformers role never import torch.
     from models.transformers_engine import TransformersEngine
@@ -101,10 +196,43 @@ def _build(spec: EngineSpec) -> Engine | None:
         dtype=spec.dtype,
         model_name=spec.model,
         timeout_s=spec.timeout_s,
-        **spec.options,
+        **_transformers_options(read, spec, where),
     )
 
 
+def _refuse_unknown(spec: EngineSpec, accepted: frozenset[str], where: str) -> None:
+    unknown = sorted(set(spec.options) - accepted)
+    if unknown:
+        raise ValueError(
+            f"bad options for the {spec.kind} engine{where}: unknown option(s) {', '.join(unknown)}; "
+            f"it takes {', '.join(sorted(accepted))}"
+        )
+
+
+def _openai_options(read: _Fields, spec: EngineSpec, where: str) -> OpenAIOptions:
+    _refuse_unknown(spec, OpenAIOptions.__optional_keys__, where)
+    out: OpenAIOptions = {}
+    if "max_retries" in spec.options:
+        out["max_retries"] = read.integer("max_retries")
+    if "headers" in spec.options:
+        out["headers"] = read.text_mapping("headers")
+    if "top_logprobs" in spec.options:
+        out["top_logprobs"] = read.integer("top_logprobs")
+    if "schema_name" in spec.options:
+        out["schema_name"] = read.text("schema_name")
+    if "chat_template" in spec.options:
+        out["chat_template"] = read.flag("chat_template")
+    return out
+
+
+def _transformers_options(read: _Fields, spec: EngineSpec, where: str) -> TransformersOptions:
+    _refuse_unknown(spec, TransformersOptions.__optional_keys__, where)
+    out: TransformersOptions = {}
+    if "max_batch_size" in spec.options:
+        out["max_batch_size"] = read.integer("max_batch_size")
+    if "tokenizer_path" in spec.options:
+        out["tokenizer_path"] = read.optional_text("tokenizer_path")
+    return out
 def _api_key(spec: EngineSpec) -> str | None:
     if not spec.api_key_env:
         return None

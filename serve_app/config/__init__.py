@@ -23,6 +23,7 @@ from serve_app.config.engines import (
     ModelServerConfig,
     RayServeLLMConfig,
     RolesConfig,
+    int_option,
 )
 from serve_app.config.paths import DATA_ROOT, DEFAULT_CONFIG, INSTALLED, REPO_ROOT, resolve_path
 from serve_app.config.serving import ROLES, AutoscalingConfig, DeploymentConfig, Role, ServeConfig
@@ -189,7 +190,7 @@ class AppConfig(StrictModel):
                     f"roles.{role} asks {server.base_url} for model '{spec.model}', "
                     f"but that server serves '{server.name}'"
                 )
-            top = int(spec.options.get("top_logprobs", 20)) if spec.engine == "openai" else 0
+            top = int_option(spec.options.get("top_logprobs", 20)) if spec.engine == "openai" else 0
             if server is not None and top > server.max_logprobs:
                 raise ValueError(
                     f"roles.{role} asks for {top} logprobs but {server.base_url} allows {server.max_logprobs}"

@@ -3,9 +3,7 @@ Serve LLM deployment inside the graph."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import Field, field_validator
+from pydantic import Field, JsonValue, field_validator
 
 from serve_app.config.base import StrictModel
 
@@ -23,7 +21,7 @@ class EngineConfig(StrictModel):
     timeout_s: float = 30.0
     device: str = "auto"
     dtype: str = "auto"
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, JsonValue] = Field(default_factory=dict)
 
     @field_validator("engine")
     @classmethod
@@ -31,6 +29,14 @@ class EngineConfig(StrictModel):
         if value not in ENGINE_KINDS:
             raise ValueError(f"unknown engine '{value}'; expected one of {', '.join(ENGINE_KINDS)}")
         return value
+
+
+def int_option(value: JsonValue) -> int:
+    """An option's value read as ``int()`` reads it (``'300'`` is 300); a list, a mapping or null is refused
+    the same way."""
+    if isinstance(value, list | dict) or value is None:
+        raise TypeError(f"an integer option cannot be {type(value).__name__}")
+    return int(value)
 
 
 class RolesConfig(StrictModel):

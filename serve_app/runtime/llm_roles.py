@@ -11,6 +11,7 @@ if TYPE_CHECKING:  # the judge modules load only when a judge is built
     from judge.base import Judge
 
 from serve_app.config import AppConfig, ConfigError, EngineConfig
+from serve_app.config.engines import int_option
 
 
 def _given(value: Any) -> Any:
@@ -53,14 +54,14 @@ def engine_spec_dict(role: str, spec: EngineConfig) -> dict[str, Any]:
 def role_engine(role: str, spec: EngineConfig) -> Any:
     from models.registry import EngineSpec, build_engine
 
-    raw = engine_spec_dict(role, spec)
+    client = None
     if spec.engine == "openai" and spec.base_url:
         from serve_app.runtime.ray_llm import in_graph_client, is_in_graph
 
         if is_in_graph(spec.base_url):  # the in-graph Ray Serve LLM deployment, through its handle
-            raw["options"]["client"] = in_graph_client(spec.base_url, timeout_s=spec.timeout_s)
+            client = in_graph_client(spec.base_url, timeout_s=spec.timeout_s)
     try:
-        engine = build_engine(EngineSpec.from_dict(raw, role=role))
+        engine = build_engine(EngineSpec.from_dict(engine_spec_dict(role, spec), role=role), client=client)
     except ValueError as exc:
         raise ConfigError(str(exc).rstrip(".") + ".") from None
     if engine is None:
@@ -91,7 +92,7 @@ def build_framing(cfg: AppConfig) -> Any:
     if engine is None:
         return EmbeddedFramingChecker()
     max_tokens = cfg.roles.framing.options.get("max_tokens")
-    return LLMFramingChecker(engine, max_tokens=int(max_tokens) if max_tokens else None)
+    return LLMFramingChecker(engine, max_tokens=int_option(max_tokens) if max_tokens else None)
 
 
 def build_writer(cfg: AppConfig) -> Any:

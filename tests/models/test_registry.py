@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from models.json_types import JSONObject
 from models.openai_engine import OpenAIEngine
 from models.registry import EngineSpec, build_engine
 from models.transformers_engine import TransformersEngine
@@ -35,7 +36,7 @@ def test_embedded_builds_no_engine() -> None:
 
 
 def test_openai_engine_from_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    raw = {
+    raw: JSONObject = {
         "engine": "openai",
         "model": "qwen",
         "base_url": "http://127.0.0.1:9/v1",
@@ -72,3 +73,35 @@ def test_transformers_engine_from_config(tmp_path: Path) -> None:
     assert isinstance(engine, TransformersEngine) and engine.model == "tiny"
     [result] = asyncio.run(engine.classify(["w1 w2"], ["yes", "no"], role="judge"))
     assert set(result.probs) == {"yes", "no"}
+
+
+def test_settings_and_options_of_the_wrong_type_are_refused_by_name() -> None:
+    base: JSONObject = {"engine": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    with pytest.raises(ValueError, match="setting timeout_s for role 'judge' must be a number"):
+        EngineSpec.from_dict({**base, "timeout_s": "5"}, role="judge")
+    with pytest.raises(ValueError, match="setting options for role 'judge' must be a mapping"):
+        EngineSpec.from_dict({**base, "options": [1]}, role="judge")
+    bad_options: list[tuple[JSONObject, str]] = [
+        ({"top_logprobs": "5"}, "option top_logprobs must be an integer"),
+        ({"max_retries": True}, "option max_retries must be an integer"),
+        ({"chat_template": "yes"}, "option chat_template must be true or false"),
+        ({"headers": {"X-A": 1}}, "option headers must be a mapping of strings"),
+        ({"max_batch_size": 4}, "unknown option\\(s\\) max_batch_size; it takes chat_template, headers"),
+    ]
+    prefix = "bad options for the openai engine for role 'judge': "
+    for options, message in bad_options:
+        spec = EngineSpec.from_dict({**base, "options": options}, role="judge")
+        with pytest.raises(ValueError, match=prefix + message):
+            build_engine(spec)
+
+
+def test_an_http_client_reaches_the_openai_engine_only() -> None:
+    import httpx
+
+    client = httpx.AsyncClient()
+    spec = EngineSpec.from_dict({"engine": "openai", "model": "m", "base_url": "http://h/v1"}, role="judge")
+    engine = build_engine(spec, client=client)
+    assert isinstance(engine, OpenAIEngine) and engine._client is client
+    with pytest.raises(ValueError, match="an HTTP client is for the openai engine, not the embedded engine"):
+        build_engine(EngineSpec.from_dict({"engine": "embedded"}), client=client)
+    asyncio.run(client.aclose())

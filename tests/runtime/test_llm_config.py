@@ -16,6 +16,7 @@ from models.openai_engine import OpenAIEngine
 from models.provision import MANIFEST, ProvisionError, build_model, sha256_of
 from retrieval.retriever import Retriever
 from serve_app.config import ConfigError, load_config
+from serve_app.config.engines import int_option
 from serve_app.runtime import factory
 from tests.conftest import REPO
 from tests.models.openai_server import FakeOpenAIServer
@@ -149,7 +150,7 @@ def test_cpu_llm_deadlines_fit_one_full_write_at_the_slowest_rate() -> None:
     cfg = load_config(str(REPO / "configs" / "llm-cpu.yaml"), env={"ACEH_API_KEYS": "k"})
     agent = cfg.roles.agent
     agent_window = cfg.budgets.deadline_s * (1.0 - cfg.budgets.judge_share)
-    full_write_s = agent.options["max_output_tokens"] / SLOWEST_CPU_TOKENS_PER_S
+    full_write_s = int_option(agent.options["max_output_tokens"]) / SLOWEST_CPU_TOKENS_PER_S
     assert agent.timeout_s <= agent_window
     assert agent.timeout_s >= full_write_s
     for role in ("framing", "judge"):
