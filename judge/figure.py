@@ -8,6 +8,7 @@ the claim marks itself approximate ("sekitar", "about"). The same value under an
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
@@ -37,6 +38,18 @@ class Figure(NamedTuple):
     ratio: tuple[Decimal, Decimal] | None = None  # as written: "1:2" → (1, 2)
     spelled: bool = False
     ocr_repaired: bool = False
+
+
+# Between a figure and its spelled twin: "(", after OCR leftovers of the cents (", 00", ",-").
+TWIN_GAP_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
+
+
+def is_spelled_twin(text: str, digits: Figure, twin: Figure) -> bool:
+    """Does ``twin`` spell out in parentheses the digit figure right before it ("15 (lima belas) tahun")?
+    The extractor, its ranges and the regions all pair a figure with its twin by this one rule."""
+    if not twin.spelled or digits.spelled:
+        return False
+    return TWIN_GAP_RE.fullmatch(text, digits.end, twin.start) is not None
 
 
 def kind_group(figure: Figure) -> str:

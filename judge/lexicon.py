@@ -24,16 +24,22 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# Scale words: normalised name and multiplier. "M"/"T" are only scale words right after a currency amount.
+# Scale words: normalised name and multiplier. The spelled-out ones (Indonesian and English) are also the
+# scale words of numbers written in letters (judge.spelled), so both readers share this one table; the
+# abbreviations only follow digits. "M"/"T" are only scale words right after a currency amount.
+SCALE_EXPONENTS = {"ribu": 3, "juta": 6, "miliar": 9, "triliun": 12, "kuadriliun": 15}
+SPELLED_SCALE_WORDS = _table("""
+    ribu thousand: ribu
+    juta million: juta
+    miliar milyar billion: miliar
+    triliun trilyun trillion: triliun
+    kuadriliun quadrillion: kuadriliun
+""")
+_SCALE_ABBREVIATIONS = _table("rb k: ribu\njt mn mio: juta\nbn b: miliar\ntn: triliun")
+DOTTED_SCALE_ABBREVIATIONS = frozenset({"rb", "jt"})  # Indonesian shorthand, often with a full stop: "5 jt."
 SCALE_WORDS: dict[str, tuple[str, Decimal]] = {
-    name: (canon, Decimal(10) ** {"ribu": 3, "juta": 6, "miliar": 9, "triliun": 12, "kuadriliun": 15}[canon])
-    for name, canon in _table("""
-        ribu rb thousand k: ribu
-        juta jt million mn mio: juta
-        miliar milyar billion bn b: miliar
-        triliun trilyun trillion tn: triliun
-        kuadriliun quadrillion: kuadriliun
-    """).items()
+    name: (canon, Decimal(10) ** SCALE_EXPONENTS[canon])
+    for name, canon in {**SPELLED_SCALE_WORDS, **_SCALE_ABBREVIATIONS}.items()
 }
 CURRENCY_SCALE_LETTERS = {"M": "miliar", "T": "triliun"}
 

@@ -22,6 +22,7 @@ from judge.figure import (
     PERIOD_KINDS,
     Figure,
     figures_equal,
+    is_spelled_twin,
     kind_group,
     ratios_equal,
     rounds_to,
@@ -51,7 +52,6 @@ _RATIO_RE = re.compile(
 )
 _WORD_BEFORE_RE = re.compile(r"([A-Za-z$]+\.?)$")
 _NAME_BEFORE_RE = re.compile(r"[A-Z][a-z]+\s+$")
-_TWIN_GAP_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
 # "15 (lima belas) tahun": the unit comes after the spelled twin in parentheses.
 _SPELLED_TWIN_RE = re.compile(r"\s*\(\s*[A-Za-z][A-Za-z\s-]{2,300}\)")
 _YEAR_MIN, _YEAR_MAX = 1800, 2099
@@ -271,12 +271,7 @@ def _pair_twins(text: str, figures: list[Figure]) -> list[Figure]:
     kept: list[Figure] = []
     for figure in figures:
         previous = kept[-1] if kept else None
-        if (
-            figure.spelled
-            and previous is not None
-            and not previous.spelled
-            and _TWIN_GAP_RE.fullmatch(text[previous.end : figure.start])
-        ):
+        if previous is not None and is_spelled_twin(text, previous, figure):
             if previous.value < 0 < figure.value and previous.value == -figure.value:
                 figure = figure._replace(value=previous.value)  # "negatif Rp2.526… (dua triliun …)"
             if previous.ocr_repaired and previous.value != figure.value:
@@ -303,13 +298,7 @@ def _ranges(text: str, figures: list[Figure]) -> list[Figure]:
     ends: list[list[int]] = []  # indexes of each figure and its twin
     for index, figure in enumerate(figures):
         previous = figures[index - 1] if index else None
-        if (
-            ends
-            and figure.spelled
-            and previous is not None
-            and not previous.spelled
-            and _TWIN_GAP_RE.fullmatch(text[previous.end : figure.start])
-        ):
+        if ends and previous is not None and is_spelled_twin(text, previous, figure):
             ends[-1].append(index)
         else:
             ends.append([index])

@@ -15,17 +15,20 @@ from judge.lexicon import (
     BOUND_MARKERS,
     CURRENCY_SCALE_LETTERS,
     CURRENCY_SUFFIX,
+    DOTTED_SCALE_ABBREVIATIONS,
     PERCENT_WORDS,
     PERMILLE_WORDS,
     SCALE_WORDS,
     UNITS,
 )
 
-_SCALE_RE = re.compile(
-    r"\s?(kuadriliun|quadrillion|triliun|trilyun|trillion|miliar|milyar|billion|juta|million|ribu|thousand"
-    r"|rb\.?|jt\.?|bn|mn|mio|tn)(?!\w)",
-    re.IGNORECASE,
+# Every scale word of the lexicon but the one-letter ones, which count only attached to the digits ("5k").
+_SCALE_ALTS = "|".join(
+    re.escape(word) + (r"\.?" if word in DOTTED_SCALE_ABBREVIATIONS else "")
+    for word in sorted(SCALE_WORDS, key=len, reverse=True)
+    if len(word) > 1
 )
+_SCALE_RE = re.compile(rf"\s?({_SCALE_ALTS})(?!\w)", re.IGNORECASE)
 _SCALE_LETTER_RE = re.compile(r"\s?([MT])\b(?!\.\w)")
 _SCALE_ATTACHED_RE = re.compile(r"([kb])\b")
 _UNIT_ALTS = "|".join(

@@ -18,7 +18,7 @@ import bisect
 import re
 from typing import NamedTuple
 
-from judge.figure import PERIOD_KINDS, Figure, kind_group
+from judge.figure import PERIOD_KINDS, Figure, is_spelled_twin, kind_group
 from judge.lexicon import FRAMING_WORDS
 from judge.references import Reference
 
@@ -51,8 +51,6 @@ _HEAD_RE = re.compile(
 )
 _CLAUSE_END_RE = re.compile(r"[,;.](?:\s|$)|\s(?:dan|serta|and)\s")
 _TABLE_SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}")
-# Between a figure and its spelled twin: "(", after OCR leftovers of the cents (", 00", ",-").
-TWIN_GAP_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
 # Between a figure and the same quantity in another form: "Rp4,01 triliun atau 99,96 persen", "(14,4 persen)".
 _APPOSITION_GAP_RE = re.compile(
     r"\s*(?:\(|atau(?:\s+(?:sebesar|setara(?:\s+dengan)?|sama\s+dengan))?|or|yaitu|yakni|setara\s+dengan"
@@ -210,8 +208,7 @@ def _twins(text: str, figures: tuple[Figure, ...]) -> dict[int, int]:
     """Spelled twins in parentheses right after a digit figure: twin index → digit figure index."""
     twins = {}
     for index in range(1, len(figures)):
-        fig, before = figures[index], figures[index - 1]
-        if fig.spelled and not before.spelled and TWIN_GAP_RE.fullmatch(text[before.end : fig.start]):
+        if is_spelled_twin(text, figures[index - 1], figures[index]):
             twins[index] = index - 1
     return twins
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
+from judge.figure import TWIN_GAP_RE
 from judge.lexicon import FRAMING_WORDS
-from judge.regions import TWIN_GAP_RE
 from judge.textunits import TextView, Token, content_tokens, is_grounded, names_term
 
 # After the percent (and its spelled twin's closing parenthesis): "dari"/"of" opens the base.

@@ -10,6 +10,8 @@ import re
 from decimal import Decimal
 from typing import NamedTuple
 
+from judge.lexicon import SCALE_EXPONENTS, SPELLED_SCALE_WORDS
+
 _ID_DIGITS = {
     "nol": 0,
     "satu": 1,
@@ -56,20 +58,8 @@ _EN_TENS = {
 }
 _ID_WHOLE = {"sepuluh": 10, "sebelas": 11, "seratus": 100}
 _MULTIPLIERS = {"belas": 0, "puluh": 10, "ratus": 100, "hundred": 100}  # belas: 10 + unit
-_SCALES = {
-    "ribu": ("ribu", 3),
-    "juta": ("juta", 6),
-    "miliar": ("miliar", 9),
-    "milyar": ("miliar", 9),
-    "triliun": ("triliun", 12),
-    "trilyun": ("triliun", 12),
-    "kuadriliun": ("kuadriliun", 15),
-    "thousand": ("ribu", 3),
-    "million": ("juta", 6),
-    "billion": ("miliar", 9),
-    "trillion": ("triliun", 12),
-    "quadrillion": ("kuadriliun", 15),
-}
+# Scale word → (normalised name, power of ten), from the scale vocabulary the digit reader uses too.
+_SCALES = {word: (name, SCALE_EXPONENTS[name]) for word, name in SPELLED_SCALE_WORDS.items()}
 _SE_SCALES = {"seribu": "ribu", "sejuta": "juta", "semiliar": "miliar", "setriliun": "triliun"}
 _DECIMAL_POINT = {"koma", "point"}
 _CONNECTORS = {"and"}

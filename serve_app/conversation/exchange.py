@@ -46,30 +46,22 @@ def insert_exchange(conn: Any, exchange: Exchange, last_ordinal: int) -> str:
     v2_faithfulness = body.pop("v2_faithfulness", None)
     answer = body.get("answer")
     now = datetime.now(UTC)
-    user_id, assistant_id = uuid.uuid4().hex, uuid.uuid4().hex
-    conn.execute(
-        t_messages.insert().values(
-            id=user_id,
-            conversation_id=cid,
-            ordinal=last_ordinal + 1,
-            role="user",
-            content=exchange.user_text,
-            created_at=now,
-        )
+    # The turn's two messages, in order: the question, then the answer with its annotation columns.
+    user, assistant = (
+        {"id": uuid.uuid4().hex, "conversation_id": cid, "ordinal": last_ordinal + n, "created_at": now}
+        for n in (1, 2)
     )
-    conn.execute(
-        t_messages.insert().values(
-            id=assistant_id,
-            conversation_id=cid,
-            ordinal=last_ordinal + 2,
-            role="assistant",
-            content=answer if isinstance(answer, str) else "",
-            body=body,
-            v2_faithfulness=v2_faithfulness,
-            created_at=now,
-            **annotations,
-        )
+    user.update(role="user", content=exchange.user_text)
+    assistant.update(
+        role="assistant",
+        content=answer if isinstance(answer, str) else "",
+        body=body,
+        v2_faithfulness=v2_faithfulness,
+        **annotations,
     )
+    for row in (user, assistant):  # one insert each: the user row has none of the answer's columns
+        conn.execute(t_messages.insert().values(**row))
+    assistant_id = str(assistant["id"])
     items = [
         {
             "owner": owner,

@@ -6,16 +6,15 @@ suite's stream checker over the whole body, so a constructed stream is a contrac
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from models.json_types import JSONObject
+from serve_app.answer.annotation import faithfulness_report
 from serve_app.wire.sse import event_frame, split_text
 from tests.contract.checks import parse_sse, utf16_len
 from tests.contract.stream_checks import assert_v2_stream
 
-REASONS = ("deadline", "budget", "judge_unavailable", "unparseable", "disputed")
 JUDGED = ("supported", "unsupported", "unverified")
 
 
@@ -54,37 +53,24 @@ class Built:
         raise AssertionError(f"no frame {event} #{nth}")
 
 
-def _faithfulness(claims: list[dict[str, Any]], framing: int, unlocated: int) -> dict[str, Any]:
-    counts = Counter(c["verdict"] for c in claims)
-    reasons = Counter(c["unverified_reason"] for c in claims if c["verdict"] == "unverified")
-    total = sum(n for verdict, n in counts.items() if verdict != "from_conversation")
-    supported = counts["supported"]
+def _faithfulness(claims: list[JSONObject], framing: int, unlocated: int) -> JSONObject:
+    """The server's own report over the constructed claims (like the frames, built by the service's code;
+    ``assert_v2_stream`` checks its counts against the contract independently). The judge status follows
+    the verdicts: nothing judged is "skipped", an ``unverified`` verdict means the judge was unavailable."""
     judged = [c for c in claims if c["verdict"] in JUDGED]
-    if supported == 0:
-        verification = "none"
-    elif supported == len(claims) and unlocated == 0:
-        verification = "full"
+    if not judged:
+        status = "skipped"
+    elif any(c["verdict"] == "unverified" for c in judged):
+        status = "unavailable"
     else:
-        verification = "partial"
-    grounding = {
-        "claims_supported": supported,
-        "claims_total": total,
-        "grounding_rate": supported / total if total else None,
-    }
-    return {
-        "mechanism": "annotate-v2",
-        "judge_status": "skipped"
-        if not judged
-        else ("unavailable" if any(c["verdict"] == "unverified" for c in judged) else "complete"),
-        "framing_check": "complete",
-        "claims_total": total,
-        **{v: counts[v] for v in (*JUDGED, "uncited", "invalid_citation", "from_conversation")},
-        "unverified_reasons": {r: reasons[r] for r in REASONS},
-        "framing_total": framing,
-        "unlocated_total": unlocated,
-        "verification": verification,
-        "grounding": grounding,
-    }
+        status = "complete"
+    return faithfulness_report(
+        claims,
+        framing_total=framing,
+        unlocated_total=unlocated,
+        judge_status=status,
+        framing_check="complete",
+    )
 
 
 def build(pieces: list[Piece], passages: dict[str, str], *, conversation_id: str = "c" * 32) -> Built:
@@ -149,14 +135,17 @@ def build(pieces: list[Piece], passages: dict[str, str], *, conversation_id: str
                 },
             )
         )
+    report = _faithfulness(claims, len(framing), unlocated)
+    grounding = report["grounding"]
+    assert isinstance(grounding, dict)
     add(
         event_frame(
             "annotations",
             {
-                **_faithfulness(claims, len(framing), unlocated),
+                **report,
                 "fallback_used": False,
                 "fallback_reason": None,
-                **{k: v for k, v in _faithfulness(claims, len(framing), unlocated)["grounding"].items()},
+                **grounding,
                 "claims": claims,
                 "framing": framing,
             },

@@ -13,7 +13,7 @@ from serve_app import config as config_module
 from serve_app.config import DeploymentConfig, load_config
 from serve_app.config import paths as config_paths
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_autoscaling_bounds_are_checked() -> None:
