@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from models.json_types import JSON, JSONObject
 
@@ -155,3 +155,13 @@ class Engine(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections or GPU memory."""
+
+
+@runtime_checkable
+class PairClassifier(Protocol):
+    """An engine that can also score ``(prefix, suffix)`` pairs, computing a shared prefix once (the
+    transformers engine); same contract as :meth:`Engine.classify` on ``prefix + suffix``."""
+
+    async def classify_pairs(
+        self, pairs: list[tuple[str, str]], labels: list[str], *, role: str, deadline: float | None = None
+    ) -> list[Classification]: ...

@@ -6,10 +6,10 @@ observer sees it once (tokens summed over the prompts, the call's latency), not 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
-from models.base import CallRecord, Classification, Engine, GenArgs, Generation, ModelError
+from models.base import CallRecord, Classification, Engine, GenArgs, Generation, ModelError, PairClassifier
 
 CallObserver = Callable[[CallRecord], None]
 
@@ -32,11 +32,8 @@ class MeteredEngine(Engine):
         self.observe = observe
         self.name = inner.name
         self.model = inner.model
-        if hasattr(inner, "classify_pairs"):  # the LLM judge looks the method up; keep it visible
-            self.classify_pairs = self._classify_pairs
-
-    def __getattr__(self, name: str) -> Any:  # engine-specific attributes (chat_template, ...)
-        return getattr(self.inner, name)
+        if isinstance(inner, PairClassifier):  # the LLM judge looks the method up; keep it visible
+            self.classify_pairs = functools.partial(self._classify_pairs, inner)
 
     def _failed(self, exc: ModelError, role: str) -> None:
         self.observe(exc.record or CallRecord(role, self.name, self.model, ok=False, error=exc.code))
@@ -55,9 +52,16 @@ class MeteredEngine(Engine):
     ) -> list[Classification]:
         return await self._scored(self.inner.classify(prompts, labels, role=role, deadline=deadline), role)
 
-    async def _classify_pairs(self, pairs: Any, labels: list[str], **kw: Any) -> list[Classification]:
-        pairs_call = self.inner.classify_pairs(pairs, labels, **kw)  # type: ignore[attr-defined]
-        return await self._scored(pairs_call, kw.get("role", ""))
+    async def _classify_pairs(
+        self,
+        inner: PairClassifier,
+        pairs: list[tuple[str, str]],
+        labels: list[str],
+        *,
+        role: str,
+        deadline: float | None = None,
+    ) -> list[Classification]:
+        return await self._scored(inner.classify_pairs(pairs, labels, role=role, deadline=deadline), role)
 
     async def _scored(self, call: Awaitable[Sequence[Classification]], role: str) -> list[Classification]:
         """One batched call's outcome to the observer: its summed record, or the failed call's record."""

@@ -1,7 +1,7 @@
 """The retriever as an async service: the one interface every caller uses (the agent's tools, the pipeline's
 scope and ``/search``, the Ray deployment), and the adapter that runs a local
 :class:`~retrieval.retriever.Retriever` in worker threads so the event loop stays free. Behind a Ray handle
-the same methods are reached through ``serve_app.runtime.ports.HandleProxy``."""
+the same methods are reached through ``serve_app.runtime.ports.RemoteRetriever``."""
 
 from __future__ import annotations
 

@@ -40,7 +40,13 @@ from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
 from serve_app.metrics import MULTIPROC_ENV, ForeignMetrics, Metrics, shared_dir
 from serve_app.runtime import factory, index_setup, ray_llm
-from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator, RemoteRetriever
+from serve_app.runtime.ports import (
+    RemoteAgent,
+    RemoteAnnotator,
+    RemoteGuard,
+    RemoteJudgePool,
+    RemoteRetriever,
+)
 from serve_app.wire.relay import Done, relay
 from serve_app.wire.tracing import configure_logging
 
@@ -168,7 +174,7 @@ class AnnotatorDeployment(_Component):
         # One JudgePool call per pass: the pool batches across requests and keeps the verdicts of batches
         # that return before the deadline, so the per-item split (for the in-process collector) is not needed.
         self.annotator = factory.build_annotator(
-            cfg, judge_fn=HandleProxy(judge_pool).judge_many, split_items=False
+            cfg, judge_fn=RemoteJudgePool(judge_pool).judge_many, split_items=False
         )
 
     async def annotate(self, request: AnnotationRequest, *, budget: RequestBudget) -> Annotation:
@@ -210,7 +216,7 @@ class GuardDeployment(_Component):
         replicas = cfg.serve.deployment("Guard").guard_processes()
         self.guard = factory.build_guard(cfg, store=factory.build_store(cfg), processes=replicas)
 
-    # The methods of roles.GuardRole, reached through runtime/ports.HandleProxy.
+    # The methods of roles.GuardRole, reached through runtime/ports.RemoteGuard.
     async def admit(self, headers: Mapping[str, str], question: str | None = None) -> Admission:
         return await self._timed("admit", self.guard.admit(headers, question))
 
@@ -270,11 +276,11 @@ class IngressDeployment(_Component):
         self.colocated = [name for name, handle in remote.items() if handle is None]
         parts = factory.Components(
             store=factory.build_store(cfg),
-            guard=HandleProxy(guard) if guard is not None else None,
+            guard=RemoteGuard(guard) if guard is not None else None,
             retriever=RemoteRetriever(retriever) if retriever is not None else None,
             agent=RemoteAgent(agent) if agent is not None else None,
             annotator=RemoteAnnotator(annotator) if annotator is not None else None,
-            judge_fn=HandleProxy(judge_pool).judge_many if judge_pool is not None else None,
+            judge_fn=RemoteJudgePool(judge_pool).judge_many if judge_pool is not None else None,
         )
         self.pipeline = factory.build_pipeline(
             cfg,

@@ -12,7 +12,13 @@ from ray.exceptions import ActorDiedError
 
 from serve_app import errors
 from serve_app.agent.tools.base import ToolEvent
-from serve_app.runtime.ports import HandleProxy, RemoteAgent, RemoteAnnotator, RemoteRetriever
+from serve_app.runtime.ports import (
+    RemoteAgent,
+    RemoteAnnotator,
+    RemoteGuard,
+    RemoteJudgePool,
+    RemoteRetriever,
+)
 
 
 class _Method:
@@ -52,7 +58,9 @@ NOTHING: Any = None  # the dead handle fails before any argument is read
 @pytest.mark.parametrize(
     "call",
     [
-        pytest.param(lambda: HandleProxy(DeadHandle()).search("q"), id="retriever-or-guard"),
+        pytest.param(lambda: RemoteRetriever(DeadHandle()).search("q"), id="retriever"),
+        pytest.param(lambda: RemoteGuard(DeadHandle()).admit({}), id="guard"),
+        pytest.param(lambda: RemoteJudgePool(DeadHandle()).judge_many([]), id="judge-pool"),
         pytest.param(lambda: RemoteAgent(DeadHandle()).run(NOTHING, budget=NOTHING), id="agent"),
         pytest.param(
             lambda: RemoteAgent(DeadHandle()).run(NOTHING, budget=NOTHING, on_event=_sink), id="agent-stream"
@@ -81,7 +89,7 @@ class _Health:
         return probe()
 
 
-class _ProbeHandle:
+class _ProbeHandle(DeadHandle):
     def __init__(self, outcome: str) -> None:
         self.health = _Health(outcome)
 

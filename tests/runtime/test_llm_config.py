@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from judge.llm_judge import LLMJudge
+from models.metered import MeteredEngine
+from models.openai_engine import OpenAIEngine
 from models.provision import MANIFEST, ProvisionError, build_model, sha256_of
 from retrieval.retriever import Retriever
 from serve_app.config import ConfigError, load_config
@@ -46,8 +48,10 @@ def test_shipped_llm_configs_build_their_judge_and_writer(name: str) -> None:
     cfg = load_config(str(REPO / "configs" / name), env={"ACEH_API_KEYS": "k"})
     judge = factory.build_judge(cfg)
     assert isinstance(judge, LLMJudge)
-    # chat_template is the OpenAI engine's own; the metered wrapper forwards it
-    assert judge.mode == "labels" and getattr(judge.engine, "chat_template") is True
+    # chat_template is the OpenAI engine's own, on the engine the metered wrapper holds
+    engine = judge.engine
+    assert isinstance(engine, MeteredEngine) and isinstance(engine.inner, OpenAIEngine)
+    assert judge.mode == "labels" and engine.inner.chat_template is True
     assert factory.build_writer(cfg).engine.name == "openai"
 
 
@@ -69,7 +73,7 @@ def test_role_options_reach_the_llm_judge_and_writer_and_not_their_engines(tmp_p
     assert (judge.mode, judge.threshold) == ("json", 0.7)
     assert (writer.max_output_tokens, writer.temperature) == (300, 0.2)
     assert writer.json_schema == bounded_segment_schema(3, 90, 2)
-    assert writer.engine._top_logprobs == 5  # an engine option still reaches the engine
+    assert writer.engine.inner._top_logprobs == 5  # an engine option still reaches the (metered) engine
 
 
 def test_gpu_config_reaches_no_node_local_model_server() -> None:
