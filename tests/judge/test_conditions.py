@@ -17,7 +17,6 @@ TIERS = JudgePassage(
     "b. 4% (empat persen) bagi koperasi dengan jumlah anggota lebih dari 300 (tiga ratus) orang.",
 )
 
-
 CONDITIONS_READ_WITH_THEIR_FIGURE = claim_cases(
     "tiers",
     TIERS,
@@ -43,7 +42,6 @@ DETENTION = JudgePassage(
     "jam setelah penyitaan.",
 )
 
-
 TIME_SPANS_GROUND_THEIR_PRODUCT = claim_cases(
     "detention",
     DETENTION,
@@ -58,7 +56,6 @@ SHARES = JudgePassage(
     "(5) Dana bagi hasil retribusi pasar dibagi dengan imbangan 60% (enam puluh persen) untuk kabupaten dan "
     "40% (empat puluh persen) untuk desa.",
 )
-
 
 RATIOS_GROUNDED_BY_TWO_SHARES = claim_cases(
     "shares",

@@ -55,7 +55,6 @@ PASAL_6_2024 = JudgePassage(
     "dibandingkan dengan Tahun Anggaran 2023 sebesar Rp871.667.219.294.",
 )
 
-
 RESTATED = [
     *claim_cases(
         "pasal_6",
@@ -91,6 +90,7 @@ RESTATED = [
         ("Belanja urusan pendidikan tahun 2024 naik sebesar Rp62.845.660.856.", "supported"),
     ),
 ]
+
 CHANGED = [
     *claim_cases(
         "pasal_6",

@@ -35,7 +35,6 @@ CLINIC = (
 )
 CLINIC_DAMAGED = CLINIC.replace("memperjualbelikan", "memperjualbelilan")
 
-
 SCAN_DAMAGED_CLAIM_WORD = claim_cases(
     "clinic_damaged",
     CLINIC_DAMAGED,
@@ -75,7 +74,6 @@ RATE = (
     "4 (empat)."
 )
 
-
 ENGLISH_GENERAL_VERBS = claim_cases(
     "rate",
     RATE,
@@ -91,7 +89,6 @@ LEVY = (
     "(2) Tarif retribusi parkir sebesar 0% (nol persen) diterapkan atas:\na. kendaraan dinas; dan\n"
     "b. kendaraan ambulans."
 )
-
 
 CONNECTIVE_IN_A_LIST_ITEM = claim_cases(
     "levy",
@@ -123,7 +120,6 @@ PENALTY = (
     "mengajukan keberatan, biaya administrasi sebesar 2% (dua persen) sebagaimana dimaksud pada ayat (4) "
     "tidak dikenakan."
 )
-
 
 AYAT_CONDITION_TELLS_EQUAL_FIGURES_APART = claim_cases(
     "penalty",

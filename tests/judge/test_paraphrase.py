@@ -18,7 +18,6 @@ OCR_WORDS = (
 )
 OCR_SPLIT = "(1) Belanja modal direncanakan sebesar Rp1.234.567. 890.000,00 untuk pembangunan jembatan."
 
-
 DAMAGED_DIGITS = [
     *claim_cases(
         "ocr_words",
@@ -58,7 +57,6 @@ BAND = (
     "(sembilan persen)."
 )
 
-
 BOUNDS_DATES_AND_RANGES = [
     *claim_cases(
         "deadline",
@@ -97,7 +95,6 @@ DUTIES = (
 )
 GENERAL_FUND = "Dana Alokasi Umum direncanakan sebesar Rp7.123.400.000.000,00."
 
-
 ENGLISH_THROUGH_THE_LEXICON = [
     *claim_cases(
         "duties",
@@ -132,7 +129,6 @@ SPLIT = (
     "tenaga pendamping dibagi menjadi pendamping medis sebanyak 30% (tiga puluh persen) dan pendamping "
     "umum sebanyak 70% (tujuh puluh persen)."
 )
-
 
 RESTATEMENTS_AND_SWAPPED_ENTITIES = [
     *claim_cases(
@@ -180,7 +176,6 @@ UNCHANGED = (
     "alokasi tidak mengalami perubahan."
 )
 
-
 NEGATION_NEEDS_SUPPORT = [
     *claim_cases(
         "covers",
@@ -210,7 +205,6 @@ LEAD_IN = (
     "b. kredit perumahan rakyat sebesar Rp2.300.000.000.000,00."
 )
 
-
 LIST_ITEMS_READ_WITH_THEIR_LEAD_IN = claim_cases(
     "lead_in",
     LEAD_IN,
@@ -239,7 +233,6 @@ ONE_YEAR = (
     "Apabila harga rata-rata pupuk selama 1 (satu) tahun mengalami kenaikan melebihi 6% (enam "
     "persen) dari harga patokan, Pemerintah Daerah dapat mengubah besaran subsidi."
 )
-
 
 SPELLED_TWINS_AND_SCAN_MARKS = [
     *claim_cases(
@@ -278,7 +271,6 @@ STAGES = (
     "b. Tahun Anggaran 2022 dan seterusnya sebesar 9% (sembilan per seratus), dari anggaran Belanja Daerah."
 )
 
-
 SHARES_OF_A_STATED_BASE = claim_cases(
     "stages",
     STAGES,
@@ -305,7 +297,6 @@ NAMED_MEASURE = (
     "Anggaran 2020 sebesar Rp7.250.000.000,00 (tujuh miliar dua ratus lima puluh juta rupiah)."
 )
 
-
 A_MEASURE_IN_A_NAME_LABELS_NOTHING = claim_cases(
     "named_measure",
     NAMED_MEASURE,
@@ -328,7 +319,6 @@ DIVIDED = (
     "b. Dana cukai daerah kota sebesar Rp3.150.000.000,00 (tiga miliar seratus lima puluh juta rupiah).\n"
     "(2) Dalam hal daerah belum dapat memenuhi syarat penyaluran, dana ditunda."
 )
-
 
 RATIO_COLONS_AND_MODALS = claim_cases(
     "divided",
