@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from judge.rules import check_claim
 from judge.types import JudgePassage
+from tests.support.claims import ClaimCase, claim_cases
 
 TIERS = JudgePassage(
     "P1",
@@ -17,26 +17,23 @@ TIERS = JudgePassage(
     "b. 4% (empat persen) bagi koperasi dengan jumlah anggota lebih dari 300 (tiga ratus) orang.",
 )
 
-
-@pytest.mark.parametrize(
-    ("claim", "verdict", "reason"),
-    [
-        # the rate of item a with the threshold of item b: each is written, the claim is not
-        ("Insentif 1,5% berlaku bagi koperasi dengan jumlah anggota lebih dari 300 orang.", "unsupported",
-         "condition_elsewhere"),
-        ("Insentif 4% berlaku bagi koperasi dengan jumlah anggota lebih dari 300 orang.", "supported", None),
-        ("Insentif 1,5% berlaku bagi koperasi dengan jumlah anggota sampai dengan 300 orang.", "supported",
-         None),
-        # the lead-in's threshold conditions every item
-        ("Koperasi dengan aset paling banyak Rp900 juta mendapat insentif 4% bila jumlah anggota lebih dari "
-         "300 orang.", "supported", None),
-    ],
-)  # fmt: skip
-def test_a_condition_is_read_with_its_figure(claim: str, verdict: str, reason: str | None) -> None:
-    check = check_claim(claim, [TIERS])
-    assert check.verdict == verdict, check.reasons
-    if reason:
-        assert reason in check.reasons
+CONDITIONS_READ_WITH_THEIR_FIGURE = claim_cases(
+    "tiers",
+    TIERS,
+    # the rate of item a with the threshold of item b: each is written, the claim is not
+    (
+        "Insentif 1,5% berlaku bagi koperasi dengan jumlah anggota lebih dari 300 orang.",
+        "condition_elsewhere",
+    ),
+    ("Insentif 4% berlaku bagi koperasi dengan jumlah anggota lebih dari 300 orang.", "supported"),
+    ("Insentif 1,5% berlaku bagi koperasi dengan jumlah anggota sampai dengan 300 orang.", "supported"),
+    # the lead-in's threshold conditions every item
+    (
+        "Koperasi dengan aset paling banyak Rp900 juta mendapat insentif 4% bila jumlah anggota lebih dari "
+        "300 orang.",
+        "supported",
+    ),
+)
 
 
 DETENTION = JudgePassage(
@@ -45,17 +42,13 @@ DETENTION = JudgePassage(
     "jam setelah penyitaan.",
 )
 
-
-@pytest.mark.parametrize(
-    ("claim", "verdict"),
-    [
-        ("Barang yang disita wajib diserahkan paling lama 48 jam setelah penyitaan.", "supported"),
-        ("Barang yang disita wajib diserahkan paling lama 24 jam setelah penyitaan.", "unsupported"),
-        ("Barang yang disita wajib diserahkan paling cepat 48 jam setelah penyitaan.", "unsupported"),
-    ],
+TIME_SPANS_GROUND_THEIR_PRODUCT = claim_cases(
+    "detention",
+    DETENTION,
+    ("Barang yang disita wajib diserahkan paling lama 48 jam setelah penyitaan.", "supported"),
+    ("Barang yang disita wajib diserahkan paling lama 24 jam setelah penyitaan.", "unsupported"),
+    ("Barang yang disita wajib diserahkan paling cepat 48 jam setelah penyitaan.", "unsupported"),
 )
-def test_a_count_of_time_spans_grounds_its_product(claim: str, verdict: str) -> None:
-    assert check_claim(claim, [DETENTION]).verdict == verdict
 
 
 SHARES = JudgePassage(
@@ -64,16 +57,24 @@ SHARES = JudgePassage(
     "40% (empat puluh persen) untuk desa.",
 )
 
+RATIOS_GROUNDED_BY_TWO_SHARES = claim_cases(
+    "shares",
+    SHARES,
+    # a ratio restates two shares of one whole written side by side, in their order
+    ("Dana bagi hasil retribusi pasar dibagi 60:40 antara kabupaten dan desa.", "supported"),
+    ("Dana bagi hasil retribusi pasar dibagi 40:60 antara kabupaten dan desa.", "unsupported"),
+    ("Dana bagi hasil retribusi pasar dibagi 70:30 antara kabupaten dan desa.", "unsupported"),
+    ("Dana bagi hasil retribusi pasar dibagi 60:40 antara provinsi dan desa.", "unsupported"),
+)
+
 
 @pytest.mark.parametrize(
-    ("claim", "verdict"),
+    "case",
     [
-        # a ratio restates two shares of one whole written side by side, in their order
-        ("Dana bagi hasil retribusi pasar dibagi 60:40 antara kabupaten dan desa.", "supported"),
-        ("Dana bagi hasil retribusi pasar dibagi 40:60 antara kabupaten dan desa.", "unsupported"),
-        ("Dana bagi hasil retribusi pasar dibagi 70:30 antara kabupaten dan desa.", "unsupported"),
-        ("Dana bagi hasil retribusi pasar dibagi 60:40 antara provinsi dan desa.", "unsupported"),
+        *CONDITIONS_READ_WITH_THEIR_FIGURE,
+        *TIME_SPANS_GROUND_THEIR_PRODUCT,
+        *RATIOS_GROUNDED_BY_TWO_SHARES,
     ],
 )
-def test_a_ratio_is_grounded_by_two_shares(claim: str, verdict: str) -> None:
-    assert check_claim(claim, [SHARES]).verdict == verdict
+def test_a_figure_is_read_with_its_condition_its_factors_and_its_shares(case: ClaimCase) -> None:
+    case.check()

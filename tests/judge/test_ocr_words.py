@@ -7,13 +7,8 @@ import pytest
 
 from judge.numbers import extract_figures
 from judge.ocr_words import fold, ocr_match, one_edit_apart
-from judge.rules import check_claim
 from judge.textunits import Token, names_term, word_keys
-from judge.types import JudgePassage
-
-
-def _verdict(claim: str, passage: str) -> str:
-    return check_claim(claim, [JudgePassage("P1", passage)]).verdict
+from tests.support.claims import ClaimCase, claim_cases
 
 
 def test_one_edit_apart() -> None:
@@ -40,40 +35,30 @@ CLINIC = (
 )
 CLINIC_DAMAGED = CLINIC.replace("memperjualbelikan", "memperjualbelilan")
 
-
-@pytest.mark.parametrize(
-    ("claim", "passage", "verdict"),
-    [
-        (
-            "Memperjualbelikan arsip negara diancam pidana penjara paling lama 7 tahun.",
-            CLINIC_DAMAGED,
-            "supported",
-        ),
-        (
-            "Memperjualbelikan arsip negara diancam pidana penjara paling lama 3 tahun.",
-            CLINIC_DAMAGED,
-            "unsupported",
-        ),
-        (
-            "Memperjualbelikan arsip negara diancam pidana penjara paling lama 8 tahun.",
-            CLINIC_DAMAGED,
-            "unsupported",
-        ),
-    ],
+SCAN_DAMAGED_CLAIM_WORD = claim_cases(
+    "clinic_damaged",
+    CLINIC_DAMAGED,
+    ("Memperjualbelikan arsip negara diancam pidana penjara paling lama 7 tahun.", "supported"),
+    ("Memperjualbelikan arsip negara diancam pidana penjara paling lama 3 tahun.", "unsupported"),
+    ("Memperjualbelikan arsip negara diancam pidana penjara paling lama 8 tahun.", "unsupported"),
 )
-def test_a_claim_word_the_scan_damaged_is_still_found(claim: str, passage: str, verdict: str) -> None:
-    assert _verdict(claim, passage) == verdict
+
+
+LOOKALIKE = (
+    "(4) Belanja pegawai direncanakan sebesar Rp12.345. l 67.000.000,00 (dua belas triliun tiga ratus "
+    "empat puluh lima miliar seratus enam puluh tujuh juta rupiah)."
+)
+LOOKALIKE_READ_WITH_THE_WORDS = claim_cases(
+    "lookalike",
+    LOOKALIKE,
+    ("Belanja pegawai direncanakan sekitar Rp12,35 triliun.", "supported"),
+    ("Belanja pegawai direncanakan Rp12.345 juta.", "unsupported"),
+)
 
 
 def test_a_lone_lookalike_letter_inside_a_digit_run_is_read_with_the_words() -> None:
-    text = (
-        "(4) Belanja pegawai direncanakan sebesar Rp12.345. l 67.000.000,00 (dua belas triliun tiga ratus "
-        "empat puluh lima miliar seratus enam puluh tujuh juta rupiah)."
-    )
-    amounts = [int(f.value) for f in extract_figures(text) if f.kind == "amount"]
+    amounts = [int(f.value) for f in extract_figures(LOOKALIKE) if f.kind == "amount"]
     assert amounts == [12345167000000]
-    assert _verdict("Belanja pegawai direncanakan sekitar Rp12,35 triliun.", text) == "supported"
-    assert _verdict("Belanja pegawai direncanakan Rp12.345 juta.", text) == "unsupported"
 
 
 def test_general_verbs_translate_but_are_not_terms() -> None:
@@ -89,17 +74,13 @@ RATE = (
     "4 (empat)."
 )
 
-
-@pytest.mark.parametrize(
-    ("claim", "verdict"),
-    [
-        ("The quarterly fee is the reference rate plus 3%, divided by 4.", "supported"),
-        ("The quarterly fee is the reference rate plus 2%, divided by 4.", "unsupported"),
-        ("The quarterly fee is the reference rate plus 3%, divided by 3.", "unsupported"),
-    ],
+ENGLISH_GENERAL_VERBS = claim_cases(
+    "rate",
+    RATE,
+    ("The quarterly fee is the reference rate plus 3%, divided by 4.", "supported"),
+    ("The quarterly fee is the reference rate plus 2%, divided by 4.", "unsupported"),
+    ("The quarterly fee is the reference rate plus 3%, divided by 3.", "unsupported"),
 )
-def test_english_general_verbs(claim: str, verdict: str) -> None:
-    assert _verdict(claim, RATE) == verdict
 
 
 LEVY = (
@@ -109,28 +90,28 @@ LEVY = (
     "b. kendaraan ambulans."
 )
 
-
-@pytest.mark.parametrize(
-    ("claim", "verdict"),
-    [
-        ("Kendaraan dinas dan kendaraan ambulans dikenai tarif retribusi parkir 0%.", "supported"),
-        ("Kendaraan dinas dan kendaraan ambulans dikenai tarif retribusi parkir 4%.", "unsupported"),
-    ],
+CONNECTIVE_IN_A_LIST_ITEM = claim_cases(
+    "levy",
+    LEVY,
+    ("Kendaraan dinas dan kendaraan ambulans dikenai tarif retribusi parkir 0%.", "supported"),
+    ("Kendaraan dinas dan kendaraan ambulans dikenai tarif retribusi parkir 4%.", "unsupported"),
 )
-def test_a_connective_does_not_set_a_list_item_apart(claim: str, verdict: str) -> None:
-    assert _verdict(claim, LEVY) == verdict
 
 
-def test_an_amount_the_scanner_split_holds_no_sentence_end() -> None:
-    text = (
-        "Anggaran belanja modal direncanakan sebesar Rp1.234.567. 89 0,00 (satu miliar dua ratus tiga puluh "
-        "empat juta lima ratus enam puluh tujuh ribu delapan ratus sembilan puluh rupiah), yang digunakan "
-        "untuk:\na. pembangunan jembatan; dan\nb. pemeliharaan jalan."
-    )
-    claim = "Belanja modal untuk pembangunan jembatan dan pemeliharaan jalan Rp{}."
-    assert _verdict(claim.format("1.234.567.890"), text) == "supported"
-    assert _verdict(claim.format("1.234.576.890"), text) == "unsupported"
-    assert _verdict(claim.format("1.234.567"), text) == "unsupported"  # a prefix is not the amount
+# an amount the scanner split holds no sentence end
+SCANNER_SPLIT = (
+    "Anggaran belanja modal direncanakan sebesar Rp1.234.567. 89 0,00 (satu miliar dua ratus tiga puluh "
+    "empat juta lima ratus enam puluh tujuh ribu delapan ratus sembilan puluh rupiah), yang digunakan "
+    "untuk:\na. pembangunan jembatan; dan\nb. pemeliharaan jalan."
+)
+SPLIT_CLAIM = "Belanja modal untuk pembangunan jembatan dan pemeliharaan jalan Rp{}."
+SPLIT_AMOUNT_HOLDS_NO_SENTENCE_END = claim_cases(
+    "scanner_split",
+    SCANNER_SPLIT,
+    (SPLIT_CLAIM.format("1.234.567.890"), "supported"),
+    (SPLIT_CLAIM.format("1.234.576.890"), "unsupported"),
+    (SPLIT_CLAIM.format("1.234.567"), "unsupported"),  # a prefix is not the amount
+)
 
 
 PENALTY = (
@@ -140,17 +121,28 @@ PENALTY = (
     "tidak dikenakan."
 )
 
+AYAT_CONDITION_TELLS_EQUAL_FIGURES_APART = claim_cases(
+    "penalty",
+    PENALTY,
+    ("Jika pemohon mengajukan keberatan, biaya administrasi 2% tidak dikenakan.", "supported"),
+    ("Jika pemohon mengajukan keberatan, biaya administrasi 2% tetap dikenakan.", "unsupported"),
+    (
+        "Jika permohonan izin ditolak, pemohon dikenai biaya administrasi 2% dari nilai jaminan.",
+        "supported",
+    ),
+)
+
 
 @pytest.mark.parametrize(
-    ("claim", "verdict"),
+    "case",
     [
-        ("Jika pemohon mengajukan keberatan, biaya administrasi 2% tidak dikenakan.", "supported"),
-        ("Jika pemohon mengajukan keberatan, biaya administrasi 2% tetap dikenakan.", "unsupported"),
-        (
-            "Jika permohonan izin ditolak, pemohon dikenai biaya administrasi 2% dari nilai jaminan.",
-            "supported",
-        ),
+        *SCAN_DAMAGED_CLAIM_WORD,
+        *LOOKALIKE_READ_WITH_THE_WORDS,
+        *ENGLISH_GENERAL_VERBS,
+        *CONNECTIVE_IN_A_LIST_ITEM,
+        *SPLIT_AMOUNT_HOLDS_NO_SENTENCE_END,
+        *AYAT_CONDITION_TELLS_EQUAL_FIGURES_APART,
     ],
 )
-def test_an_ayat_condition_tells_equal_figures_apart(claim: str, verdict: str) -> None:
-    assert _verdict(claim, PENALTY) == verdict
+def test_claims_against_damaged_and_connected_passages(case: ClaimCase) -> None:
+    case.check()

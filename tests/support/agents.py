@@ -1,5 +1,5 @@
 """Test doubles with the real types: an in-memory retriever over real Chunks, a minimal legal-reference
-parser, and a scripted Engine (a subclass of models.base.Engine)."""
+parser that returns real LegalRefs, and a scripted Engine (a subclass of models.base.Engine)."""
 
 from __future__ import annotations
 
@@ -12,22 +12,12 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from models.base import CallRecord, Generation, ModelOutputError, ModelTimeout
+from retrieval.legal import LegalRef
 from retrieval.port import LocalRetrieverPort
 from retrieval.retriever import Retriever
 from retrieval.types import Chunk, DocumentIdentity, DocumentInfo, SearchHit
 from serve_app.agent.text import stems
 from tests.support.engines import BaseFakeEngine, Messages, Schema
-
-
-@dataclass(frozen=True, slots=True)
-class FakeLegalRef:
-    doc_type: str
-    number: str
-    year: int
-    pasal: str | None = None
-    ayat: str | None = None
-    huruf: str | None = None
-
 
 _REF = re.compile(
     r"(?:Pasal\s+(?P<pasal>\d+)(?:\s+ayat\s+\((?P<ayat>\d+)\))?\s+)?"
@@ -37,14 +27,14 @@ _REF = re.compile(
 )
 
 
-def fake_find_references(text: str) -> list[FakeLegalRef]:
+def fake_find_references(text: str) -> list[LegalRef]:
+    """The real reference type, from a minimal parser (UU, PP, Qanun with an optional Pasal and ayat)."""
     out = []
     for m in _REF.finditer(text):
         kind = m.group("type").lower()
         doc_type = "UU" if kind.startswith(("uu", "undang")) else "PP" if kind == "pp" else "Qanun"
-        out.append(
-            FakeLegalRef(doc_type, m.group("num"), int(m.group("year")), m.group("pasal"), m.group("ayat"))
-        )
+        number, year, pasal, ayat = m.group("num"), int(m.group("year")), m.group("pasal"), m.group("ayat")
+        out.append(LegalRef(doc_type, number, year, pasal, ayat, None, m.start(), m.end()))
     return out
 
 
