@@ -5,19 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
 
 from retrieval.legal import LegalRef, find_references, normalise_number
+from retrieval.store import ArticleRow, DocumentRow, RefRow
 from retrieval.types import Chunk, DocumentInfo, TableData
 
 
 class DocumentLookups:
     index_dir: Path
-    _docs: dict[str, dict[str, Any]]
+    _docs: dict[str, DocumentRow]
     _infos: dict[str, DocumentInfo]
     _chunks: list[Chunk]
-    _articles: list[dict[str, Any]]
-    _refs: list[dict[str, Any]]
+    _articles: list[ArticleRow]
+    _refs: list[RefRow]
     _by_id: dict[str, int]
     _pasal_rows: dict[str, list[int]]
 

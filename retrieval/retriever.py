@@ -8,9 +8,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -27,11 +25,17 @@ from retrieval.lexical import top_k as best_rows
 from retrieval.lookups import DocumentLookups
 from retrieval.querying import corpus_query, diversify
 from retrieval.store import (
+    ArticleRow,
+    DocumentRow,
+    RefRow,
     check_encoder,
     chunk_from_row,
     identity_from_row,
+    identity_to_row,
+    read_document_rows,
     read_jsonl,
     read_manifest,
+    read_ref_rows,
 )
 from retrieval.table_rows import RowNames
 from retrieval.text import IndonesianAnalyzer
@@ -55,10 +59,10 @@ class Retriever(DocumentLookups):
         self,
         index_dir: Path,
         manifest: JSON,
-        documents: list[dict[str, Any]],
+        documents: list[DocumentRow],
         chunks: list[Chunk],
-        articles: list[dict[str, Any]],
-        refs: list[dict[str, Any]],
+        articles: list[ArticleRow],
+        refs: list[RefRow],
         lexical: LexicalIndex,
         dense: DenseIndex,
         *,
@@ -78,8 +82,9 @@ class Retriever(DocumentLookups):
         self._by_id = {chunk.chunk_id: i for i, chunk in enumerate(chunks)}
         self._pasal_rows: dict[str, list[int]] = {}
         for i, article in enumerate(articles):
-            if article.get("pasal"):
-                self._pasal_rows.setdefault(article["pasal"], []).append(i)
+            pasal = article.get("pasal")
+            if pasal:
+                self._pasal_rows.setdefault(pasal, []).append(i)
         self.lexical = lexical
         self.dense = dense
         self.encoder = encoder
@@ -133,16 +138,16 @@ class Retriever(DocumentLookups):
         index_dir = Path(index_dir)
         manifest = read_manifest(index_dir)
         check_encoder(manifest, encoder.name, encoder.dim, index_dir)
-        documents = read_jsonl(index_dir / "documents.jsonl")
+        documents = read_document_rows(index_dir)
         for row in documents:
             # an index built before ingest read a regulation's identity from its path gets it here
             fixed = with_path_identity(identity_from_row(row["identity"]), row["source"])
-            row["identity"] = {**row["identity"], **asdict(fixed)}
+            row["identity"] = {**row["identity"], **identity_to_row(fixed)}
         identities = {row["document_id"]: identity_from_row(row["identity"]) for row in documents}
         rows = read_jsonl(index_dir / "chunks.jsonl")
         chunks = [chunk_from_row(row, identities[row["document_id"]]) for row in rows]
         articles = [row["article"] for row in rows]
-        refs = read_jsonl(index_dir / "refs.jsonl")
+        refs = read_ref_rows(index_dir)
         lexical = LexicalIndex.load(index_dir / "bm25")
         dense = DenseIndex.load(index_dir, use_gpu=use_gpu)
         return cls(

@@ -23,13 +23,67 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from models.json_types import JSON, JSONObject, json_objects
 from retrieval.types import Chunk, DocumentIdentity
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
+
+
+class IdentityRow(TypedDict):
+    """A document's identity in ``documents.jsonl``."""
+
+    title: str
+    doc_type: str | None
+    number: str | None
+    year: int | None
+    issuer: str | None
+
+
+class TableRow(TypedDict):
+    """One ingested CSV/XLSX table of a document: its rows are ``[chunk_id, cells]`` pairs."""
+
+    name: str
+    columns: list[str]
+    rows: list[tuple[str, list[str]]]
+
+
+class DocumentRow(TypedDict):
+    """One line of ``documents.jsonl``: chunks ``chunk_start``..``chunk_end`` (exclusive) of chunks.jsonl."""
+
+    document_id: str
+    source: str
+    sha256: str
+    identity: IdentityRow
+    chunk_start: int
+    chunk_end: int
+    bytes: NotRequired[int]
+    kind: NotRequired[str]
+    chunker_version: NotRequired[int]
+    tables: NotRequired[list[TableRow]]
+
+
+class ArticleRow(TypedDict):
+    """The article a chunk lies in (``chunks.jsonl``'s ``article``): Pasal, the last one of a merged run of
+    Penjelasan articles, the ayats it covers ([] = the whole article), whether it is the Penjelasan."""
+
+    pasal: str | None
+    pasal_last: str | None
+    ayats: list[str]
+    penjelasan: bool
+
+
+class RefRow(TypedDict):
+    """One line of ``refs.jsonl``: the chunk of ``document_id`` that names a regulation, and how."""
+
+    document_id: str
+    doc_type: str | None
+    number: str | None
+    year: int | None
+    relation: str
+    chunk_id: str
 
 
 class RetrievalIndexError(Exception):
@@ -79,6 +133,15 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+# The rows of an index's files, as ingest wrote them (the manifest's format version is checked on load).
+def read_document_rows(index_dir: Path) -> list[DocumentRow]:
+    return cast("list[DocumentRow]", read_jsonl(index_dir / "documents.jsonl"))
+
+
+def read_ref_rows(index_dir: Path) -> list[RefRow]:
+    return cast("list[RefRow]", read_jsonl(index_dir / "refs.jsonl"))
 
 
 def _old_dirs(index_dir: Path) -> list[Path]:
@@ -184,7 +247,17 @@ def chunk_from_row(row: dict[str, Any], identity: DocumentIdentity) -> Chunk:
     )
 
 
-def identity_from_row(row: dict[str, Any]) -> DocumentIdentity:
+def identity_to_row(identity: DocumentIdentity) -> IdentityRow:
+    return {
+        "title": identity.title,
+        "doc_type": identity.doc_type,
+        "number": identity.number,
+        "year": identity.year,
+        "issuer": identity.issuer,
+    }
+
+
+def identity_from_row(row: IdentityRow | dict[str, Any]) -> DocumentIdentity:
     return DocumentIdentity(
         title=row["title"],
         doc_type=row.get("doc_type"),
