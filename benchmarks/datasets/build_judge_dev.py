@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.datasets.judge_dev_claims import amount_notations, amount_perturbations, full
-from benchmarks.datasets.judge_dev_common import add_item, split_of
+from benchmarks.datasets.judge_dev_common import Group, split_of
 from benchmarks.datasets.judge_dev_legal import legal_items
 from benchmarks.harness import shared_data
 
@@ -83,25 +83,28 @@ def apba_items(csv_path: Path, rng: random.Random, groups: int) -> list[dict[str
         target, sibling = rng.sample(rows, 2)
         value = Decimal(target["jumlah_rp"]).to_integral_value()
         passage_text = _render_apba(skpd, rows, table)
-        base = {
-            "group": f"apba{number}",
-            "source": "apba",
-            "document": f"apba:{skpd}",
-            "split": split_of(skpd),
-            "passages": [
-                {
-                    "key": "P1",
-                    "text": passage_text,
-                    "identity": {
-                        "title": APBA_TITLE,
-                        "type": "Qanun",
-                        "year": APBA_YEAR,
-                        "issuer": "Pemerintah Aceh",
-                        "section": "Lampiran II",
-                    },
-                }
-            ],
-        }
+        group = Group(
+            items,
+            {
+                "group": f"apba{number}",
+                "source": "apba",
+                "document": f"apba:{skpd}",
+                "split": split_of(skpd),
+                "passages": [
+                    {
+                        "key": "P1",
+                        "text": passage_text,
+                        "identity": {
+                            "title": APBA_TITLE,
+                            "type": "Qanun",
+                            "year": APBA_YEAR,
+                            "issuer": "Pemerintah Aceh",
+                            "section": "Lampiran II",
+                        },
+                    }
+                ],
+            },
+        )
         uraian, year = target["uraian"], APBA_YEAR
         notes = amount_notations(value)
         base_note = notes.get("id_scaled", notes["id_full"])
@@ -109,28 +112,22 @@ def apba_items(csv_path: Path, rng: random.Random, groups: int) -> list[dict[str
         def t1(amount: str, name: str = uraian, when: int = year, *, verb: str = "sebesar") -> str:
             return f"Anggaran {name} pada {skpd} dalam APBA {when} {verb} {amount}."
 
-        add_item(items, base, t1(notes["id_full_cents"]), "supported", "none", notation="id_full_cents")
-        add_item(
-            items,
-            base,
+        group.add(t1(notes["id_full_cents"]), "supported", "none", notation="id_full_cents")
+        group.add(
             f"{uraian} {skpd} Tahun Anggaran {year} dialokasikan {base_note}.",
             "supported",
             "none",
             notation="id_scaled",
         )
         if "id_approx" in notes:
-            add_item(
-                items,
-                base,
+            group.add(
                 f"Pada APBA {year}, {skpd} menganggarkan {notes['id_approx']} untuk {uraian}.",
                 "supported",
                 "none",
                 notation="id_approx",
             )
         if "en_scaled" in notes:
-            add_item(
-                items,
-                base,
+            group.add(
                 f"In the {year} Aceh budget, {skpd} allocated {notes['en_scaled']} for {uraian}.",
                 "supported",
                 "none",
@@ -138,11 +135,9 @@ def apba_items(csv_path: Path, rng: random.Random, groups: int) -> list[dict[str
             )
         for name in ("id_lower_scale", "id_upper_scale", "en_full"):
             if name in notes:
-                add_item(items, base, t1(notes[name]), "supported", "none", notation=name)
+                group.add(t1(notes[name]), "supported", "none", notation=name)
         header = f"| Uraian | Anggaran {year} |"
-        add_item(
-            items,
-            base,
+        group.add(
             f"| {uraian} | {base_note} |",
             "supported",
             "none",
@@ -150,23 +145,21 @@ def apba_items(csv_path: Path, rng: random.Random, groups: int) -> list[dict[str
             notation="table_row",
         )
         for kind, text in amount_perturbations(value, rng).items():
-            add_item(items, base, t1(text), "unsupported", kind)
-        add_item(items, base, t1(base_note, when=year - 1), "unsupported", "year")
-        add_item(
-            items,
-            base,
+            group.add(t1(text), "unsupported", kind)
+        group.add(t1(base_note, when=year - 1), "unsupported", "year")
+        group.add(
             f"| {uraian} | {base_note} |",
             "unsupported",
             "year",
             context=f"| Uraian | Anggaran {year - 1} |",
         )
-        add_item(items, base, t1(base_note, name=sibling["uraian"]), "unsupported", "entity")
+        group.add(t1(base_note, name=sibling["uraian"]), "unsupported", "entity")
         foreign = next((f for f in foreign_pool[number * 3 :] if f.lower() not in passage_text.lower()), None)
         if foreign:
-            add_item(items, base, t1(base_note, name=foreign), "unsupported", "entity")
-        add_item(items, base, t1(base_note, verb="tidak sebesar"), "unsupported", "negation")
-        add_item(items, base, t1(base_note, verb="naik menjadi"), "unsupported", "direction")
-        add_item(items, base, t1(base_note, verb="lebih dari"), "unsupported", "bound")
+            group.add(t1(base_note, name=foreign), "unsupported", "entity")
+        group.add(t1(base_note, verb="tidak sebesar"), "unsupported", "negation")
+        group.add(t1(base_note, verb="naik menjadi"), "unsupported", "direction")
+        group.add(t1(base_note, verb="lebih dari"), "unsupported", "bound")
     return items
 
 

@@ -21,7 +21,7 @@ from benchmarks.datasets.judge_dev_claims import (
     natural_exp,
     percent_notations,
 )
-from benchmarks.datasets.judge_dev_common import add_item, split_of
+from benchmarks.datasets.judge_dev_common import Group, split_of
 from judge.figure import Figure
 from judge.numbers import PERIOD_KINDS, figures_equal
 from judge.textunits import TextView, _sentences, build_view
@@ -220,8 +220,9 @@ def legal_items(corpus: Path, rng: random.Random, groups: int) -> list[dict[str,
                 "split": split_of(row["path"]),
                 "passages": [{"key": "P1", "text": passage, "identity": identity}],
             }
+            group = Group(items, base)
             for name, note in notes.items():
-                add_item(items, base, f"{label} {note}.", "supported", "none", notation=name)
+                group.add(f"{label} {note}.", "supported", "none", notation=name)
             first_note = next(iter(notes.values()))
             main_note = notes.get("id_scaled", first_note)
             stated = {f.value for f in view.figures}
@@ -229,8 +230,8 @@ def legal_items(corpus: Path, rng: random.Random, groups: int) -> list[dict[str,
                 changed = next((f for f in build_view(note).figures if f.kind not in PERIOD_KINDS), None)
                 if kind in ("digit", "reference") and changed is not None and changed.value in stated:
                     continue  # the "wrong" value is stated in the passage for something else
-                add_item(items, base, f"{label} {note}.", "unsupported", kind)
-            _legal_structural(items, base, view, index, label, main_note, ta, foreign_labels, passage, rng)
+                group.add(f"{label} {note}.", "unsupported", kind)
+            _legal_structural(group, view, index, label, main_note, ta, foreign_labels, passage, rng)
             foreign_labels.append(label)
     return items
 
@@ -245,8 +246,7 @@ def _is_twin(view: TextView, index: int) -> bool:
 
 
 def _legal_structural(
-    items: list[dict[str, Any]],
-    base: dict[str, Any],
+    group: Group,
     view: TextView,
     index: int,
     label: str,
@@ -259,11 +259,11 @@ def _legal_structural(
     low = label.lower()
     for phrase, flipped in FLIP_BOUNDS.items():
         if re.search(rf"\b{re.escape(phrase)}\b", low):
-            add_item(items, base, f"{_replace(label, phrase, flipped)} {note}.", "unsupported", "bound")
+            group.add(f"{_replace(label, phrase, flipped)} {note}.", "unsupported", "bound")
             break
     for word, flipped in FLIP_DIRECTIONS.items():
         if re.search(rf"\b{word}\b", low):
-            add_item(items, base, f"{_replace(label, word, flipped)} {note}.", "unsupported", "direction")
+            group.add(f"{_replace(label, word, flipped)} {note}.", "unsupported", "direction")
             break
     verb = next((m for m in _VERB_RE.finditer(label) if m.group(1).lower() not in _NOT_VERBS), None)
     if (
@@ -272,7 +272,7 @@ def _legal_structural(
         and f"tidak {verb.group(1).lower()}" not in passage.lower()
     ):
         negated = label[: verb.start()] + "tidak " + label[verb.start() :]
-        add_item(items, base, f"{negated} {note}.", "unsupported", "negation")
+        group.add(f"{negated} {note}.", "unsupported", "negation")
     siblings = [
         i
         for i in view.quantities
@@ -284,30 +284,28 @@ def _legal_structural(
     if stated is not None and any(figures_equal(stated, view.figures[i]) for i in siblings):
         other = None  # at this precision the note also states the sibling's figure: no swap
     if other and not _words(other) <= own_words:
-        add_item(items, base, f"{other} {note}.", "unsupported", "entity")
+        group.add(f"{other} {note}.", "unsupported", "entity")
     elif foreign_labels:
         foreign = rng.choice(foreign_labels[-50:])
         if not _words(foreign) <= _words(passage):  # a "foreign" label the passage states is no swap
-            add_item(items, base, f"{foreign} {note}.", "unsupported", "entity")
+            group.add(f"{foreign} {note}.", "unsupported", "entity")
     if ta:
         year = int(ta.group(1))
         # the wrong year must not be stated anywhere the claim could take it from (passage, identity)
         taken = (
             {f.period for f in view.figures if f.kind in PERIOD_KINDS}
-            | {str(base["passages"][0]["identity"]["year"])}
-            | set(re.findall(r"\d{4}", base["passages"][0]["identity"]["title"]))
+            | {str(group.base["passages"][0]["identity"]["year"])}
+            | set(re.findall(r"\d{4}", group.base["passages"][0]["identity"]["title"]))
         )
         wrong = next((str(y) for y in (year + 1, year - 1, year + 2) if str(y) not in taken), None)
         if wrong and not re.search(r"\b(?:19|20)\d\d\b", label):
-            add_item(
-                items,
-                base,
+            group.add(
                 f"{label} {note} pada Tahun Anggaran {year}.",
                 "supported",
                 "none",
                 notation="with_year",
             )
-            add_item(items, base, f"{label} {note} pada Tahun Anggaran {wrong}.", "unsupported", "year")
+            group.add(f"{label} {note} pada Tahun Anggaran {wrong}.", "unsupported", "year")
 
 
 def _words(text: str) -> set[str]:
