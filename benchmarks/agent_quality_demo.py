@@ -14,6 +14,7 @@ from typing import Any
 
 from benchmarks.agent_quality import MARK, ROOT, rate, rate_table, run_line
 from benchmarks.harness import markdown_table, percentile
+from models.json_types import json_field, json_objects, json_text
 
 DEMO_CORPUS = ROOT / "configs" / "demo_corpus"
 DEMO_QUESTIONS = ROOT / "tests" / "data" / "demo_questions.jsonl"
@@ -49,8 +50,8 @@ def run_demo(index: Path | None) -> dict[str, Any]:
                 t0 = time.perf_counter()
                 request = QueryV2Request(query=q["question"])
                 body = (await pipeline.answer(request, Principal.anonymous(), route="v2")).body
-                answer = body.get("answer") or ""
-                sources = [c.get("source") for c in body.get("citations", [])]
+                answer = json_text(body.get("answer"))
+                sources = [json_text(c.get("source")) for c in json_objects(body.get("citations"))]
                 figure, gold = q["expected_figure"], q["gold_file"]
                 rows.append(
                     {
@@ -61,9 +62,9 @@ def run_demo(index: Path | None) -> dict[str, Any]:
                         "gold_file": gold,
                         "states_figure": (figure in answer) if figure else None,
                         "cites_gold": any(s and s.endswith(gold) for s in sources) if gold else None,
-                        "verification": (body.get("faithfulness") or {}).get("verification"),
+                        "verification": json_field(body.get("faithfulness"), "verification"),
                         "not_found": NOT_FOUND_FRAMING in answer if q["kind"] == "not_found" else None,
-                        "claims": [c.get("verdict") for c in body.get("claims", [])],
+                        "claims": [c.get("verdict") for c in json_objects(body.get("claims"))],
                         "latency_ms": round((time.perf_counter() - t0) * 1000, 1),
                         "answer": answer,
                     }

@@ -29,3 +29,8 @@ def json_objects(value: JSONValue) -> list[JSON]:
 
 def json_text(value: JSONValue) -> str:
     return value if isinstance(value, str) else ""
+
+
+def json_field(value: JSONValue, name: str) -> JSONValue:
+    """``value[name]`` of a JSON object; None when ``value`` is no object or has no such field."""
+    return value.get(name) if isinstance(value, Mapping) else None

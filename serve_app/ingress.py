@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 
+from models.json_types import json_field, json_objects, json_text
 from serve_app import errors
 from serve_app.catalog.artifacts import ArtifactOffer
 from serve_app.catalog.documents import DocumentCatalog
@@ -264,14 +265,15 @@ class Ingress:
         return dataclasses.replace(result, body=body)
 
     def _count(self, result: AnswerResult) -> None:
-        reason = result.body.get("fallback_reason")
+        reason = json_text(result.body.get("fallback_reason"))
         if reason:
             self.metrics.refusals.labels(reason).inc()
-        for claim in result.body.get("claims", []):
-            self.metrics.verdicts.labels(claim["verdict"]).inc()
-            if claim.get("unverified_reason"):
-                self.metrics.unverified.labels(claim["unverified_reason"]).inc()
-        verification = result.body.get("faithfulness", {}).get("verification")
+        for claim in json_objects(result.body.get("claims")):
+            self.metrics.verdicts.labels(json_text(claim["verdict"])).inc()
+            unverified = json_text(claim.get("unverified_reason"))
+            if unverified:
+                self.metrics.unverified.labels(unverified).inc()
+        verification = json_text(json_field(result.body.get("faithfulness"), "verification"))
         if verification:
             self.metrics.answers.labels(verification).inc()
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judge.prompt import PROMPT_TEMPLATE_VERSION as JUDGE_PROMPT_VERSION
-from models.json_types import JSONObject
+from models.json_types import JSONObject, json_text
 from serve_app import errors
 from serve_app.agent.agent import AgentRequest
 from serve_app.agent.prompts import AGENT_PROMPT_VERSION
@@ -285,7 +285,7 @@ class Pipeline:
         if ctx.route == "playground":
             await asyncio.to_thread(
                 self.store.record_playground_receipt,
-                run_id=body["playground_run_id"],
+                run_id=json_text(body["playground_run_id"]),
                 admin=principal.key,
                 status=ctx.fallback_reason or "answered",
                 counts={

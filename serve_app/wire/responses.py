@@ -37,7 +37,7 @@ class AnswerResult:
     """Everything the JSON and SSE writers need; ``body`` is the JSON response."""
 
     route: Route
-    body: dict[str, Any]
+    body: JSONObject
     passages: list[Passage] = field(default_factory=list)
     blocked_category: str | None = None
     finish_reason: str = "stop"
@@ -64,7 +64,7 @@ class AnswerRecord:
     blocked_category: str | None = None
     finish_reason: str = "stop"
 
-    def result(self, body: dict[str, Any]) -> AnswerResult:
+    def result(self, body: JSONObject) -> AnswerResult:
         return AnswerResult(
             route=self.route,
             body=body,
@@ -164,7 +164,7 @@ def response_body(
     refusal: bool = False,
     models: dict[str, dict[str, str]],
     prompt_version: str,
-) -> dict[str, Any]:
+) -> JSONObject:
     """The JSON body of the route (opt-in fields only when asked); a conversation's ids are filled in by
     the caller once the turn is stored."""
     common = _common_fields(

@@ -5,12 +5,12 @@ and every stream ends with exactly one terminal frame."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
-from models.json_types import JSON
+from models.json_types import JSON, json_list, json_objects, json_text
 from serve_app.wire.events import (
     SSE_EVENTS,
     AnnotationsEvent,
@@ -66,32 +66,36 @@ def _passage(result: AnswerResult) -> Iterator[PassageEvent]:
         yield PassageEvent.model_validate(data)
 
 
-def _v2_annotations(body: dict[str, Any]) -> AnnotationsEvent:
+def _v2_annotations(body: JSON) -> AnnotationsEvent:
+    faithfulness = body["faithfulness"]
     return AnnotationsEvent.model_validate(
         {
-            **body["faithfulness"],
+            **(faithfulness if isinstance(faithfulness, Mapping) else {}),
             "fallback_used": body["fallback_used"],
             "fallback_reason": body["fallback_reason"],
             "claims_supported": body["claims_supported"],
             "claims_total": body["claims_total"],
             "grounding_rate": body["grounding_rate"],
             "claims": [
-                {k: v for k, v in c.items() if k not in ("text", "citations")} for c in body["claims"]
+                {k: v for k, v in c.items() if k not in ("text", "citations")}
+                for c in json_objects(body["claims"])
             ],
-            "framing": [{k: v for k, v in f.items() if k != "text"} for f in body["framing"]],
+            "framing": [{k: v for k, v in f.items() if k != "text"} for f in json_objects(body["framing"])],
         }
     )
 
 
-def _v1_faithfulness(body: dict[str, Any]) -> V1FaithfulnessEvent:
+def _v1_faithfulness(body: JSON) -> V1FaithfulnessEvent:
     """/query/stream counts removed sentences, not the v2 counts."""
-    return V1FaithfulnessEvent(
-        removed=body["dropped_claims_count"],
-        kept=len(body["claim_map"]),
-        dropped_claim_reasons=body["dropped_claim_reasons"],
-        claims_supported=body["claims_supported"],
-        claims_total=body["claims_total"],
-        grounding_rate=body["grounding_rate"],
+    return V1FaithfulnessEvent.model_validate(
+        {
+            "removed": body["dropped_claims_count"],
+            "kept": len(json_list(body["claim_map"])),
+            "dropped_claim_reasons": body["dropped_claim_reasons"],
+            "claims_supported": body["claims_supported"],
+            "claims_total": body["claims_total"],
+            "grounding_rate": body["grounding_rate"],
+        }
     )
 
 
@@ -106,14 +110,14 @@ def answer_events(result: AnswerResult) -> Iterator[BaseModel]:
         schema_=None if v1 else body.get("schema"),
     )
     yield TraceEvent(trace_id=body["trace_id"], tool=body["tool"], tool_executed=body["tool_executed"])
-    for citation in body.get("citations", []):
+    for citation in json_objects(body.get("citations")):
         yield CitationEvent.model_validate(citation)
     if body.get("fallback_reason") == "policy_blocked":
         yield GuardBlockedEvent(category=result.blocked_category)
     else:
         yield from _passage(result)
     yield _v1_faithfulness(body) if v1 else _v2_annotations(body)
-    for piece in split_text(body["answer"]):
+    for piece in split_text(json_text(body["answer"])):
         yield AnswerDeltaEvent(text=piece)
     if v1 and "artifacts" in body:  # offer_artifacts: true
         yield ArtifactsEvent.model_validate({"artifacts": body["artifacts"]})
