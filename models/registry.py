@@ -49,7 +49,8 @@ class TransformersOptions(TypedDict, total=False):
 
 
 class _Fields:
-    """Typed reads of a config mapping's values; a value of another type is one clear ValueError."""
+    """Typed reads of a config mapping's values (``default`` when the name is absent); a value of another
+    type is one clear ValueError."""
 
     def __init__(self, raw: JSON, what: str) -> None:
         self.raw = raw
@@ -58,44 +59,44 @@ class _Fields:
     def _bad(self, name: str, expected: str) -> ValueError:
         return ValueError(f"{self.what.format(name=name)} must be {expected}, not {self.raw[name]!r}")
 
-    def text(self, name: str) -> str:
-        value = self.raw[name]
+    def text(self, name: str, default: str = "") -> str:
+        value = self.raw.get(name, default)
         if not isinstance(value, str):
             raise self._bad(name, "a string")
         return value
 
-    def optional_text(self, name: str) -> str | None:
-        value = self.raw[name]
+    def optional_text(self, name: str, default: str | None = None) -> str | None:
+        value = self.raw.get(name, default)
         if value is not None and not isinstance(value, str):
             raise self._bad(name, "a string")
         return value
 
-    def integer(self, name: str) -> int:
-        value = self.raw[name]
+    def integer(self, name: str, default: int = 0) -> int:
+        value = self.raw.get(name, default)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self._bad(name, "an integer")
         return value
 
-    def number(self, name: str) -> float:
-        value = self.raw[name]
+    def number(self, name: str, default: float = 0.0) -> float:
+        value = self.raw.get(name, default)
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self._bad(name, "a number")
         return float(value)
 
-    def flag(self, name: str) -> bool:
-        value = self.raw[name]
+    def flag(self, name: str, default: bool = False) -> bool:
+        value = self.raw.get(name, default)
         if not isinstance(value, bool):
             raise self._bad(name, "true or false")
         return value
 
     def mapping(self, name: str) -> dict[str, JSONValue]:
-        value = self.raw[name]
+        value = self.raw.get(name, {})
         if not isinstance(value, Mapping):
             raise self._bad(name, "a mapping")
         return dict(value)
 
     def text_mapping(self, name: str) -> dict[str, str] | None:
-        value = self.raw[name]
+        value = self.raw.get(name)
         if value is None:
             return None
         if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
@@ -130,24 +131,16 @@ class EngineSpec:
         unknown = sorted(set(data) - _SETTINGS)
         if unknown:
             raise ValueError(f"unknown engine setting(s) {', '.join(unknown)}{where}")
-        spec = cls(kind=cast(EngineKind, kind), role=role)  # each setting at its default but those given
+        spec = cls(kind=cast(EngineKind, kind), role=role)  # every setting at its default, then those given
         read = _Fields(data, "setting {name}" + where)
-        if "model" in data:
-            spec.model = read.text("model")
-        if "base_url" in data:
-            spec.base_url = read.optional_text("base_url")
-        if "path" in data:
-            spec.path = read.optional_text("path")
-        if "api_key_env" in data:
-            spec.api_key_env = read.optional_text("api_key_env")
-        if "timeout_s" in data:
-            spec.timeout_s = read.number("timeout_s")
-        if "device" in data:
-            spec.device = read.text("device")
-        if "dtype" in data:
-            spec.dtype = read.text("dtype")
-        if "options" in data:
-            spec.options = read.mapping("options")
+        spec.model = read.text("model", spec.model)
+        spec.base_url = read.optional_text("base_url", spec.base_url)
+        spec.path = read.optional_text("path", spec.path)
+        spec.api_key_env = read.optional_text("api_key_env", spec.api_key_env)
+        spec.timeout_s = read.number("timeout_s", spec.timeout_s)
+        spec.device = read.text("device", spec.device)
+        spec.dtype = read.text("dtype", spec.dtype)
+        spec.options = read.mapping("options")
         spec.validate()
         return spec
 
@@ -163,7 +156,6 @@ class EngineSpec:
 
 # The settings of a role's config besides its kind (the role is the caller's argument).
 _SETTINGS = frozenset(EngineSpec.__dataclass_fields__) - {"kind", "role"}
-
 
 
 def build_engine(spec: EngineSpec, *, client: httpx.AsyncClient | None = None) -> Engine | None:
@@ -233,6 +225,8 @@ def _transformers_options(read: _Fields, spec: EngineSpec, where: str) -> Transf
     if "tokenizer_path" in spec.options:
         out["tokenizer_path"] = read.optional_text("tokenizer_path")
     return out
+
+
 def _api_key(spec: EngineSpec) -> str | None:
     if not spec.api_key_env:
         return None
