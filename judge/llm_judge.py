@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from judge.base import Judge
 from judge.batching import JudgeOutcome, is_past, unverified
@@ -37,7 +37,15 @@ from judge.prompt import (
     parse_label_probs,
 )
 from judge.types import JudgeItem, JudgeResult
-from models.base import CallRecord, Classification, Engine, ModelError, ModelOutputError, ModelTimeout
+from models.base import (
+    CallRecord,
+    Classification,
+    Engine,
+    ModelError,
+    ModelOutputError,
+    ModelTimeout,
+    PairClassifier,
+)
 
 JudgeMode = Literal["labels", "json"]
 VetoFn = Callable[..., Sequence[str]]  # (claim, passages, *, context="") -> hard contradiction codes
@@ -137,11 +145,11 @@ class LLMJudge(Judge):
         parts = [build_prompt_parts(item, mode="labels", labels=self.labels) for item in items]
         labels = list(self.labels)
         deadline = _group_deadline(items)
-        classify_pairs = getattr(self.engine, "classify_pairs", None)
+        engine = self.engine
         try:
-            if classify_pairs is not None:
+            if isinstance(engine, PairClassifier):  # scores the shared prefix once
                 scored: list[Classification] = list(
-                    await classify_pairs(parts, labels, role=self.role, deadline=deadline)
+                    await engine.classify_pairs(parts, labels, role=self.role, deadline=deadline)
                 )
             else:
                 prompts = [prefix + suffix for prefix, suffix in parts]
@@ -156,7 +164,7 @@ class LLMJudge(Judge):
                     for item in items]
         return [self._from_classification(item, c) for item, c in zip(items, scored, strict=True)]
 
-    def _from_classification(self, item: JudgeItem, scored: Any) -> JudgeOutcome:
+    def _from_classification(self, item: JudgeItem, scored: Classification) -> JudgeOutcome:
         record = getattr(scored, "record", None)
         records = (record,) if isinstance(record, CallRecord) else ()
         probs = getattr(scored, "probs", None)

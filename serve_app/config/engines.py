@@ -39,6 +39,14 @@ def int_option(value: JsonValue) -> int:
     return int(value)
 
 
+def float_option(value: JsonValue) -> float:
+    """An option's value read as ``float()`` reads it (``'0.7'`` is 0.7); a list, a mapping or null is
+    refused."""
+    if isinstance(value, list | dict) or value is None:
+        raise TypeError(f"a number option cannot be {type(value).__name__}")
+    return float(value)
+
+
 class RolesConfig(StrictModel):
     agent: EngineConfig = Field(default_factory=EngineConfig)
     framing: EngineConfig = Field(default_factory=EngineConfig)

@@ -4,29 +4,57 @@ its calls reach the model-call metrics, and the /healthz probe of the model serv
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, TypedDict, cast
 
-if TYPE_CHECKING:  # the judge modules load only when a judge is built
+from pydantic import JsonValue
+
+if TYPE_CHECKING:  # the judge, writer and framing modules load only when their role is built
     from judge.base import Judge
+    from judge.llm_judge import JudgeMode
+    from models.base import Engine
+    from serve_app.agent.writers.base import Writer
+    from serve_app.answer.framing import FramingChecker
 
 from serve_app.config import AppConfig, ConfigError, EngineConfig
-from serve_app.config.engines import int_option
+from serve_app.config.engines import float_option, int_option
 
 
-def _given(value: Any) -> Any:
-    return value
+def _judge_mode(value: JsonValue) -> JudgeMode:
+    if value == "labels":
+        return "labels"
+    if value == "json":
+        return "json"
+    raise ConfigError(f"roles.judge.options.mode must be 'labels' or 'json', not {value!r}.")
 
 
-# The options the LLM judge and writer read, each with how its value is read (``_given``: as written); an
-# option left out gets the object's own default.
-JUDGE_OPTIONS: dict[str, Callable[[Any], Any]] = {"mode": _given, "threshold": float}
-WRITER_OPTIONS: dict[str, Callable[[Any], Any]] = {
-    "max_output_tokens": int,
-    "temperature": float,
-    "max_segments": _given,
-    "max_segment_chars": _given,
-    "max_cites": _given,
+def _optional_int(value: JsonValue) -> int | None:
+    return None if value is None else int_option(value)
+
+
+class JudgeOptions(TypedDict, total=False):
+    mode: JudgeMode
+    threshold: float
+
+
+class WriterOptions(TypedDict, total=False):
+    max_output_tokens: int
+    temperature: float
+    max_segments: int | None
+    max_segment_chars: int | None
+    max_cites: int | None
+
+
+# The options the LLM judge and writer read, each with the reader that gives the type its TypedDict names
+# (``tests/runtime/test_llm_config.py`` holds the two tables to their TypedDicts); an option left out gets
+# the object's own default.
+JUDGE_OPTIONS: dict[str, Callable[[JsonValue], object]] = {"mode": _judge_mode, "threshold": float_option}
+WRITER_OPTIONS: dict[str, Callable[[JsonValue], object]] = {
+    "max_output_tokens": int_option,
+    "temperature": float_option,
+    "max_segments": _optional_int,
+    "max_segment_chars": _optional_int,
+    "max_cites": _optional_int,
 }
 
 # Options a role's own object reads (the judge's mode, the writer's output limit); the rest of
@@ -40,18 +68,24 @@ ROLE_OPTIONS: dict[str, frozenset[str]] = {
 }
 
 
-def read_options(options: dict[str, Any], readers: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
-    """The role options the config gives, each read by its reader."""
-    return {name: read(options[name]) for name, read in readers.items() if name in options}
+def read_options(
+    options: Mapping[str, JsonValue], readers: Mapping[str, Callable[[JsonValue], object]]
+) -> dict[str, object]:
+    """The role options the config gives, each read by its reader; a value its reader refuses is a
+    configuration error."""
+    try:
+        return {name: read(options[name]) for name, read in readers.items() if name in options}
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"bad role option: {str(exc).rstrip('.')}.") from None
 
 
-def engine_spec_dict(role: str, spec: EngineConfig) -> dict[str, Any]:
+def engine_spec_dict(role: str, spec: EngineConfig) -> dict[str, JsonValue]:
     raw = spec.model_dump()
     raw["options"] = {k: v for k, v in spec.options.items() if k not in ROLE_OPTIONS[role]}
     return raw
 
 
-def role_engine(role: str, spec: EngineConfig) -> Any:
+def role_engine(role: str, spec: EngineConfig) -> Engine | None:
     from models.registry import EngineSpec, build_engine
 
     client = None
@@ -80,12 +114,11 @@ def build_judge(cfg: AppConfig) -> Judge:
         return RuleJudge()
     from judge.llm_judge import LLMJudge
 
-    return LLMJudge(
-        engine, rule_veto=cfg.judge.rule_veto, **read_options(cfg.roles.judge.options, JUDGE_OPTIONS)
-    )
+    options = cast(JudgeOptions, read_options(cfg.roles.judge.options, JUDGE_OPTIONS))
+    return LLMJudge(engine, rule_veto=cfg.judge.rule_veto, **options)
 
 
-def build_framing(cfg: AppConfig) -> Any:
+def build_framing(cfg: AppConfig) -> FramingChecker:
     from serve_app.answer.framing import EmbeddedFramingChecker, LLMFramingChecker
 
     engine = role_engine("framing", cfg.roles.framing)
@@ -95,7 +128,7 @@ def build_framing(cfg: AppConfig) -> Any:
     return LLMFramingChecker(engine, max_tokens=int_option(max_tokens) if max_tokens else None)
 
 
-def build_writer(cfg: AppConfig) -> Any:
+def build_writer(cfg: AppConfig) -> Writer:
     engine = role_engine("agent", cfg.roles.agent)
     if engine is None:
         from serve_app.agent.writers.embedded import EmbeddedWriter
@@ -103,7 +136,8 @@ def build_writer(cfg: AppConfig) -> Any:
         return EmbeddedWriter()
     from serve_app.agent.writers.llm import LLMWriter
 
-    return LLMWriter(engine, **read_options(cfg.roles.agent.options, WRITER_OPTIONS))
+    options = cast(WriterOptions, read_options(cfg.roles.agent.options, WRITER_OPTIONS))
+    return LLMWriter(engine, **options)
 
 
 def model_health_check(cfg: AppConfig) -> Callable[[], Awaitable[dict[str, str]]] | None:

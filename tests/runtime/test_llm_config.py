@@ -15,9 +15,10 @@ from models.metered import MeteredEngine
 from models.openai_engine import OpenAIEngine
 from models.provision import MANIFEST, ProvisionError, build_model, sha256_of
 from retrieval.retriever import Retriever
+from serve_app.agent.writers.llm import LLMWriter, bounded_segment_schema
 from serve_app.config import ConfigError, load_config
 from serve_app.config.engines import int_option
-from serve_app.runtime import factory
+from serve_app.runtime import factory, llm_roles
 from tests.conftest import REPO
 from tests.models.openai_server import FakeOpenAIServer
 
@@ -53,12 +54,11 @@ def test_shipped_llm_configs_build_their_judge_and_writer(name: str) -> None:
     engine = judge.engine
     assert isinstance(engine, MeteredEngine) and isinstance(engine.inner, OpenAIEngine)
     assert judge.mode == "labels" and engine.inner.chat_template is True
-    assert factory.build_writer(cfg).engine.name == "openai"
+    writer = factory.build_writer(cfg)
+    assert isinstance(writer, LLMWriter) and writer.engine.name == "openai"
 
 
 def test_role_options_reach_the_llm_judge_and_writer_and_not_their_engines(tmp_path: Path) -> None:
-    from serve_app.agent.writers.llm import bounded_segment_schema
-
     path = _cfg(
         tmp_path,
         "roles:\n"
@@ -70,11 +70,41 @@ def test_role_options_reach_the_llm_judge_and_writer_and_not_their_engines(tmp_p
     )
     cfg = load_config(str(path), env={"ACEH_API_KEYS": "k"})
     judge, writer = factory.build_judge(cfg), factory.build_writer(cfg)
-    assert isinstance(judge, LLMJudge)
+    assert isinstance(judge, LLMJudge) and isinstance(writer, LLMWriter)
     assert (judge.mode, judge.threshold) == ("json", 0.7)
     assert (writer.max_output_tokens, writer.temperature) == (300, 0.2)
     assert writer.json_schema == bounded_segment_schema(3, 90, 2)
-    assert writer.engine.inner._top_logprobs == 5  # an engine option still reaches the (metered) engine
+    engine = writer.engine
+    assert isinstance(engine, MeteredEngine) and isinstance(engine.inner, OpenAIEngine)
+    assert engine.inner._top_logprobs == 5  # an engine option still reaches the (metered) engine
+
+
+def test_the_role_option_readers_give_the_types_their_typed_dicts_name() -> None:
+    # The builders hand the read options to LLMJudge/LLMWriter as these TypedDicts (a cast): the tables
+    # must name exactly their keys.
+    assert set(llm_roles.JUDGE_OPTIONS) == set(llm_roles.JudgeOptions.__optional_keys__)
+    assert set(llm_roles.WRITER_OPTIONS) == set(llm_roles.WriterOptions.__optional_keys__)
+
+
+@pytest.mark.parametrize(
+    ("options", "refusal"),
+    [
+        ("{mode: verdicts}", "roles.judge.options.mode must be 'labels' or 'json', not 'verdicts'."),
+        ("{threshold: [0.5]}", "bad role option: a number option cannot be list."),
+        ("{threshold: high}", "bad role option: could not convert string to float: 'high'."),
+    ],
+)
+def test_a_badly_typed_role_option_is_a_configuration_error(
+    tmp_path: Path, options: str, refusal: str
+) -> None:
+    path = _cfg(
+        tmp_path,
+        f"roles:\n  judge: {{engine: openai, base_url: http://x/v1, model: m, options: {options}}}\n",
+    )
+    cfg = load_config(str(path), env={"ACEH_API_KEYS": "k"})
+    with pytest.raises(ConfigError) as refused:
+        factory.build_judge(cfg)
+    assert str(refused.value) == refusal
 
 
 def test_gpu_config_reaches_no_node_local_model_server() -> None:
@@ -111,6 +141,7 @@ def test_healthz_names_each_model_server_and_metrics_count_calls(
                 "http://127.0.0.1:9/v1": "unavailable",
             }
             engine = factory.role_engine("judge", judge)
+            assert engine is not None
             asyncio.run(engine.classify(["a", "b"], ["yes", "no"], role="judge"))
             text = client.get("/metrics").text
             assert 'aceh_model_calls_total{engine="openai",outcome="ok",role="judge"}' in text
