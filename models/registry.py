@@ -17,7 +17,7 @@ Engine kinds:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypedDict, cast, get_args
 
@@ -177,7 +177,7 @@ def build_engine(spec: EngineSpec, *, client: httpx.AsyncClient | None = None) -
             api_key=_api_key(spec),
             timeout_s=spec.timeout_s,
             client=client,
-            **_openai_options(read, spec, where),
+            **cast(OpenAIOptions, _read_options(read, spec, OPENAI_OPTION_READERS, where)),
         )
     # Imported here so that configs without a transformers role never import torch.
     from models.transformers_engine import TransformersEngine
@@ -188,43 +188,38 @@ def build_engine(spec: EngineSpec, *, client: httpx.AsyncClient | None = None) -
         dtype=spec.dtype,
         model_name=spec.model,
         timeout_s=spec.timeout_s,
-        **_transformers_options(read, spec, where),
+        **cast(TransformersOptions, _read_options(read, spec, TRANSFORMERS_OPTION_READERS, where)),
     )
 
 
-def _refuse_unknown(spec: EngineSpec, accepted: frozenset[str], where: str) -> None:
-    unknown = sorted(set(spec.options) - accepted)
+# How each engine option is read (a value of another type is refused, naming it); the engine classes take
+# the result as keyword arguments typed by OpenAIOptions / TransformersOptions, whose keys these tables are
+# (tests/models/test_registry.py holds them together).
+_Reader = Callable[["_Fields", str], object]
+OPENAI_OPTION_READERS: dict[str, _Reader] = {
+    "max_retries": _Fields.integer,
+    "headers": _Fields.text_mapping,
+    "top_logprobs": _Fields.integer,
+    "schema_name": _Fields.text,
+    "chat_template": _Fields.flag,
+}
+TRANSFORMERS_OPTION_READERS: dict[str, _Reader] = {
+    "max_batch_size": _Fields.integer,
+    "tokenizer_path": _Fields.optional_text,
+}
+
+
+def _read_options(
+    read: _Fields, spec: EngineSpec, readers: Mapping[str, _Reader], where: str
+) -> dict[str, object]:
+    """The options ``spec`` gives, each read by its reader; an option the engine does not take is refused."""
+    unknown = sorted(set(spec.options) - set(readers))
     if unknown:
         raise ValueError(
             f"bad options for the {spec.kind} engine{where}: unknown option(s) {', '.join(unknown)}; "
-            f"it takes {', '.join(sorted(accepted))}"
+            f"it takes {', '.join(sorted(readers))}"
         )
-
-
-def _openai_options(read: _Fields, spec: EngineSpec, where: str) -> OpenAIOptions:
-    _refuse_unknown(spec, OpenAIOptions.__optional_keys__, where)
-    out: OpenAIOptions = {}
-    if "max_retries" in spec.options:
-        out["max_retries"] = read.integer("max_retries")
-    if "headers" in spec.options:
-        out["headers"] = read.text_mapping("headers")
-    if "top_logprobs" in spec.options:
-        out["top_logprobs"] = read.integer("top_logprobs")
-    if "schema_name" in spec.options:
-        out["schema_name"] = read.text("schema_name")
-    if "chat_template" in spec.options:
-        out["chat_template"] = read.flag("chat_template")
-    return out
-
-
-def _transformers_options(read: _Fields, spec: EngineSpec, where: str) -> TransformersOptions:
-    _refuse_unknown(spec, TransformersOptions.__optional_keys__, where)
-    out: TransformersOptions = {}
-    if "max_batch_size" in spec.options:
-        out["max_batch_size"] = read.integer("max_batch_size")
-    if "tokenizer_path" in spec.options:
-        out["tokenizer_path"] = read.optional_text("tokenizer_path")
-    return out
+    return {name: reader(read, name) for name, reader in readers.items() if name in spec.options}
 
 
 def _api_key(spec: EngineSpec) -> str | None:

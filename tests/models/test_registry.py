@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from models import registry
 from models.json_types import JSONObject
 from models.openai_engine import OpenAIEngine
 from models.registry import EngineSpec, build_engine
@@ -73,6 +74,12 @@ def test_transformers_engine_from_config(tmp_path: Path) -> None:
     assert isinstance(engine, TransformersEngine) and engine.model == "tiny"
     [result] = asyncio.run(engine.classify(["w1 w2"], ["yes", "no"], role="judge"))
     assert set(result.probs) == {"yes", "no"}
+
+
+def test_the_option_readers_name_exactly_the_keys_the_engines_take() -> None:
+    # build_engine hands the read options to the engine classes as these TypedDicts (a cast)
+    assert set(registry.OPENAI_OPTION_READERS) == registry.OpenAIOptions.__optional_keys__
+    assert set(registry.TRANSFORMERS_OPTION_READERS) == registry.TransformersOptions.__optional_keys__
 
 
 def test_settings_and_options_of_the_wrong_type_are_refused_by_name() -> None:
