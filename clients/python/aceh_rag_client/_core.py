@@ -6,13 +6,13 @@ from __future__ import annotations
 import email.utils
 import time
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from aceh_rag_client.errors import ProtocolError, error_for
+from aceh_rag_client.errors import ProtocolError, StreamCut, error_for
 
 M = TypeVar("M", bound=BaseModel)
 DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
@@ -70,8 +70,39 @@ def path(*segments: str) -> str:
     return "/" + "/".join(quote(s, safe="") for s in segments)
 
 
+class DocumentFilters(TypedDict, total=False):
+    """The query of ``GET /documents``, each optional (the service checks the values: 422)."""
+
+    q: str | None  # words of the title or number
+    type: str | None  # the document type, e.g. "Qanun"
+    number: str | None
+    year: int | None
+    selection: str | None  # a partner's named selection of documents
+    page: int | None
+    page_size: int | None
+
+
+def document_params(filters: DocumentFilters) -> dict[str, str]:
+    """The query string of ``GET /documents``; a filter the route does not take is refused here, as an
+    unknown keyword argument is (the service would ignore it)."""
+    unknown = sorted(set(filters) - DocumentFilters.__optional_keys__)
+    if unknown:
+        raise TypeError(f"documents() got unexpected filter(s): {', '.join(unknown)}")
+    return params(**filters)
+
+
 def params(**values: Any) -> dict[str, str]:
     return {k: str(v) for k, v in values.items() if v is not None}
+
+
+def stream_retry_wait(response: httpx.Response, url: str, retry: RetryPolicy, attempt: int) -> float:
+    """A stream request answered with an error status (its body read): the wait before asking again, or
+    the status's error raised (StreamCut for a status without one)."""
+    wait = retry.wait_s(response, attempt)
+    if wait is None:
+        raise_for(response)
+        raise StreamCut(f"{url}: status {response.status_code} without a stream")
+    return wait
 
 
 def raise_for(response: httpx.Response) -> None:

@@ -8,19 +8,49 @@ import asyncio
 import itertools
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar, Unpack
 
 import httpx
 
 from aceh_rag_client import models as m
-from aceh_rag_client._core import DEFAULT_TIMEOUT, RetryPolicy, body, decode, headers, params, path, raise_for
+from aceh_rag_client._core import (
+    DEFAULT_TIMEOUT,
+    DocumentFilters,
+    RetryPolicy,
+    body,
+    decode,
+    document_params,
+    headers,
+    path,
+    raise_for,
+    stream_retry_wait,
+)
 from aceh_rag_client.errors import StreamCut
 from aceh_rag_client.sse import TERMINAL, SSEParser, StreamEvent
 
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
+T = TypeVar("T", httpx.BaseTransport, httpx.AsyncBaseTransport)
+H_co = TypeVar("H_co", covariant=True)
+T_contra = TypeVar("T_contra", contravariant=True)
 
-class Client:
-    """``Client("http://127.0.0.1:8000", api_key="demo-key", token=partner_jwt)``; use it as a context
-    manager or call :meth:`close`. ``transport`` is httpx's (tests pass an ASGI or mock transport)."""
+
+class _Opener(Protocol[H_co, T_contra]):
+    """How a client opens its httpx client (``httpx.Client`` or ``httpx.AsyncClient`` itself)."""
+
+    def __call__(
+        self,
+        *,
+        base_url: str,
+        headers: dict[str, str],
+        timeout: httpx.Timeout | float,
+        transport: T_contra | None,
+    ) -> H_co: ...
+
+
+class _Base(Generic[H, T]):
+    """The constructor both clients share; ``transport`` is httpx's (tests pass an ASGI or mock transport)."""
+
+    _open: _Opener[H, T]
 
     def __init__(
         self,
@@ -30,12 +60,19 @@ class Client:
         token: str | None = None,
         timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
         retry: RetryPolicy | None = None,
-        transport: httpx.BaseTransport | None = None,
+        transport: T | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
-        self._http = httpx.Client(
+        self._http: H = type(self)._open(
             base_url=base_url, headers=headers(api_key, token), timeout=timeout, transport=transport
         )
+
+
+class Client(_Base[httpx.Client, httpx.BaseTransport]):
+    """``Client("http://127.0.0.1:8000", api_key="demo-key", token=partner_jwt)``; use it as a context
+    manager or call :meth:`close`."""
+
+    _open = httpx.Client
 
     def __enter__(self) -> Client:
         return self
@@ -59,17 +96,22 @@ class Client:
     # ---------------------------------------------------------------- answers
 
     def query_v2(self, query: str, **options: Any) -> m.QueryV2Response:
-        return decode(self._send("POST", "/query/v2", json=body(m.QueryV2Request, query=query, **options)),
-                      m.QueryV2Response)
+        return decode(
+            self._send("POST", "/query/v2", json=body(m.QueryV2Request, query=query, **options)),
+            m.QueryV2Response,
+        )
 
     def query(self, query: str, **options: Any) -> m.QueryV1Response:
         """v1: unconfirmed sentences removed; ``offer_artifacts=True`` lists CSV/XLSX files."""
-        return decode(self._send("POST", "/query", json=body(m.QueryRequest, query=query, **options)),
-                      m.QueryV1Response)
+        return decode(
+            self._send("POST", "/query", json=body(m.QueryRequest, query=query, **options)), m.QueryV1Response
+        )
 
     def search(self, query: str, **options: Any) -> m.SearchResponse:
-        return decode(self._send("POST", "/search", json=body(m.SearchRequest, query=query, **options)),
-                      m.SearchResponse)
+        return decode(
+            self._send("POST", "/search", json=body(m.SearchRequest, query=query, **options)),
+            m.SearchResponse,
+        )
 
     def playground(self, query: str, editorial_prompt: str, **options: Any) -> m.PlaygroundResponse:
         payload = body(m.PlaygroundRequest, query=query, editorial_prompt=editorial_prompt, **options)
@@ -90,10 +132,7 @@ class Client:
             with self._http.stream("POST", url, json=payload) as response:
                 if response.status_code != 200:
                     response.read()
-                    wait = self.retry.wait_s(response, attempt)
-                    if wait is None:
-                        raise_for(response)
-                        raise StreamCut(f"{url}: status {response.status_code} without a stream")
+                    wait = stream_retry_wait(response, url, self.retry, attempt)
                 else:
                     parser = SSEParser()
                     for line in itertools.chain(response.iter_lines(), [""]):  # "": the last event
@@ -115,20 +154,9 @@ class Client:
 
     # ---------------------------------------------------------------- citation routes and artifacts
 
-    def documents(
-        self,
-        *,
-        q: str | None = None,
-        type: str | None = None,  # noqa: A002 - the route's parameter name
-        number: str | None = None,
-        year: int | None = None,
-        selection: str | None = None,
-        page: int | None = None,
-        page_size: int | None = None,
-    ) -> m.DocumentList:
-        query = params(q=q, type=type, number=number, year=year, selection=selection, page=page,
-                       page_size=page_size)
-        return decode(self._send("GET", "/documents", params=query), m.DocumentList)
+    def documents(self, **filters: Unpack[DocumentFilters]) -> m.DocumentList:
+        """``GET /documents``, filtered and paged by :class:`DocumentFilters`."""
+        return decode(self._send("GET", "/documents", params=document_params(filters)), m.DocumentList)
 
     def document(self, document_id: str) -> m.DocumentView:
         return decode(self._send("GET", path("documents", document_id)), m.DocumentView)
@@ -150,23 +178,10 @@ class Client:
         return payload
 
 
-class AsyncClient:
+class AsyncClient(_Base[httpx.AsyncClient, httpx.AsyncBaseTransport]):
     """The same methods as :class:`Client`, awaitable; streams are async iterators."""
 
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        api_key: str,
-        token: str | None = None,
-        timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.retry = retry or RetryPolicy()
-        self._http = httpx.AsyncClient(
-            base_url=base_url, headers=headers(api_key, token), timeout=timeout, transport=transport
-        )
+    _open = httpx.AsyncClient
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -215,10 +230,7 @@ class AsyncClient:
             async with self._http.stream("POST", url, json=payload) as response:
                 if response.status_code != 200:
                     await response.aread()
-                    wait = self.retry.wait_s(response, attempt)
-                    if wait is None:
-                        raise_for(response)
-                        raise StreamCut(f"{url}: status {response.status_code} without a stream")
+                    wait = stream_retry_wait(response, url, self.retry, attempt)
                 else:
                     parser = SSEParser()
                     async for line in response.aiter_lines():
@@ -240,20 +252,9 @@ class AsyncClient:
     async def conversation(self, conversation_id: str) -> m.ConversationView:
         return decode(await self._send("GET", path("conversations", conversation_id)), m.ConversationView)
 
-    async def documents(
-        self,
-        *,
-        q: str | None = None,
-        type: str | None = None,  # noqa: A002 - the route's parameter name
-        number: str | None = None,
-        year: int | None = None,
-        selection: str | None = None,
-        page: int | None = None,
-        page_size: int | None = None,
-    ) -> m.DocumentList:
-        query = params(q=q, type=type, number=number, year=year, selection=selection, page=page,
-                       page_size=page_size)
-        return decode(await self._send("GET", "/documents", params=query), m.DocumentList)
+    async def documents(self, **filters: Unpack[DocumentFilters]) -> m.DocumentList:
+        """``GET /documents``, filtered and paged by :class:`DocumentFilters`."""
+        return decode(await self._send("GET", "/documents", params=document_params(filters)), m.DocumentList)
 
     async def document(self, document_id: str) -> m.DocumentView:
         return decode(await self._send("GET", path("documents", document_id)), m.DocumentView)

@@ -99,6 +99,8 @@ def test_errors_are_their_classes(service: str) -> None:
         with pytest.raises(ValidationFailed) as invalid:
             client.documents(page_size=1000)
         assert invalid.value.detail[0]["field"] == "page_size"
+        with pytest.raises(TypeError, match="unexpected filter"):  # refused before the network
+            client.documents(pagesize=5)  # type: ignore[call-arg]
         with pytest.raises(NotFound):
             client.document("no-such-document")
         with pytest.raises(ValueError, match="offer_artifacts"):
