@@ -39,6 +39,7 @@ from serve_app.conversation.history import (
     preferred_documents,
     single_referenced_document,
 )
+from serve_app.conversation.store import PlaygroundReceipt
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
 from serve_app.roles import AgentRole, AnnotatorRole, EventSink, GuardRole, RetrieverPort, StoreRole
@@ -283,8 +284,7 @@ class Pipeline:
             prompt_version=PROMPT_TEMPLATE_VERSION,
         )
         if ctx.route == "playground":
-            await asyncio.to_thread(
-                self.store.record_playground_receipt,
+            receipt = PlaygroundReceipt(
                 run_id=json_text(body["playground_run_id"]),
                 admin=principal.key,
                 status=ctx.fallback_reason or "answered",
@@ -297,6 +297,7 @@ class Pipeline:
                 started_at=ctx.started_wall,
                 finished_at=time.time(),
             )
+            await asyncio.to_thread(self.store.record_playground_receipt, receipt)
             return ctx.result(body)
         req = ctx.req
         cid = req.conversation_id or uuid.uuid4().hex

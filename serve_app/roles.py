@@ -18,7 +18,7 @@ from serve_app.answer.annotation import Annotation
 from serve_app.answer.segments import AnnotationRequest
 from serve_app.budget import RequestBudget
 from serve_app.conversation.exchange import Exchange
-from serve_app.conversation.store import ConversationRecord
+from serve_app.conversation.store import ConversationRecord, PlaygroundReceipt
 from serve_app.guard.admission import Admission
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
@@ -68,15 +68,6 @@ class StoreRole(Protocol):
 
     def write_exchange(self, exchange: Exchange) -> str: ...
 
-    def record_playground_receipt(
-        self,
-        *,
-        run_id: str,
-        admin: str,
-        status: str,
-        counts: Mapping[str, int | float | bool | None],
-        started_at: float,
-        finished_at: float,
-    ) -> None: ...
+    def record_playground_receipt(self, receipt: PlaygroundReceipt) -> None: ...
 
     def conversation_lock(self, cid: str) -> contextlib.AbstractAsyncContextManager[None]: ...

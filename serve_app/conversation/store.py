@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -68,6 +68,19 @@ class ConversationRecord:
     owner: str
     route: RouteFamily | None
     created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlaygroundReceipt:
+    """The administrative receipt of one playground run: identifiers, a status code, numeric counts and
+    times (epoch seconds or datetimes). The store refuses anything that could carry text."""
+
+    run_id: str
+    admin: str
+    status: str
+    counts: Mapping[str, int | float | bool | None]
+    started_at: float | datetime
+    finished_at: float | datetime
 
 
 def database_url(url: str) -> str:
@@ -345,40 +358,28 @@ class Store:
 
     # ------------------------------------------------------------------ playground and limits
 
-    def record_playground_receipt(
-        self,
-        *,
-        run_id: str,
-        admin: str,
-        status: str,
-        counts: Mapping[str, int | float | bool | None],
-        started_at: float | datetime,
-        finished_at: float | datetime,
-    ) -> None:
-        """Store the administrative receipt of one playground run: identifiers, a status code, numeric
-        counts and times. Anything that could carry text (prompt, question, answer, passages) is refused."""
-        if not _RUN_ID.fullmatch(run_id):
+    def record_playground_receipt(self, receipt: PlaygroundReceipt) -> None:
+        """Store a playground run's receipt; a run id, status or count name that is no short code, or a count
+        that is no finite number, is refused (so no prompt, question, answer or passage can be stored)."""
+        if not _RUN_ID.fullmatch(receipt.run_id):
             raise ValueError("playground run_id must be 1-64 letters, digits, '_' or '-'")
-        if not _CODE.fullmatch(status):
+        if not _CODE.fullmatch(receipt.status):
             raise ValueError("playground status must be a short lower-case code")
         clean: dict[str, int | float | bool | None] = {}
-        for name, value in counts.items():
+        for name, value in receipt.counts.items():
             if not _CODE.fullmatch(name) or not (value is None or isinstance(value, int | float | bool)):
                 raise ValueError("playground counts must map short codes to numbers")
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError("playground counts must be finite numbers")
             clean[name] = value
+        row = {
+            **asdict(receipt),  # the receipt's fields are the table's columns
+            "counts": clean,
+            "started_at": _as_datetime(receipt.started_at),
+            "finished_at": _as_datetime(receipt.finished_at),
+        }
         with self._write() as conn:
-            conn.execute(
-                t_receipts.insert().values(
-                    run_id=run_id,
-                    admin=admin,
-                    status=status,
-                    counts=clean,
-                    started_at=_as_datetime(started_at),
-                    finished_at=_as_datetime(finished_at),
-                )
-            )
+            conn.execute(t_receipts.insert().values(**row))
 
     def list_playground_receipts(self, admin: str | None = None) -> list[JSONObject]:
         query = select(t_receipts).order_by(t_receipts.c.started_at)

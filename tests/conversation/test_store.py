@@ -14,7 +14,7 @@ from sqlalchemy.exc import StatementError
 from serve_app import errors
 from serve_app.conversation.exchange import Exchange
 from serve_app.conversation.migrations import LATEST_VERSION
-from serve_app.conversation.store import ConflictError, NotFoundError, Store, database_url
+from serve_app.conversation.store import ConflictError, NotFoundError, PlaygroundReceipt, Store, database_url
 from serve_app.conversation.tables import metadata as store_tables
 from tests.conversation.conftest import Backend
 
@@ -288,12 +288,14 @@ def test_playground_receipt_stores_no_text(store: Store) -> None:
     prompt, question = "PROMPT-EDITORIAL-RAHASIA-7731", "PERTANYAAN-UJI-9902"
     answer, passage = "JAWABAN-UJI-5521", "PASSAGE-SUMBER-1180"
     store.record_playground_receipt(
-        run_id="0f3c9a7e",
-        admin="iss|admin",
-        status="answered",
-        counts={"claims_total": 2, "claims_supported": 1, "framing_total": 1, "passages": 3},
-        started_at=1_800_000_000.0,
-        finished_at=1_800_000_001.25,
+        PlaygroundReceipt(
+            run_id="0f3c9a7e",
+            admin="iss|admin",
+            status="answered",
+            counts={"claims_total": 2, "claims_supported": 1, "framing_total": 1, "passages": 3},
+            started_at=1_800_000_000.0,
+            finished_at=1_800_000_001.25,
+        )
     )
     receipts: list[Any] = store.list_playground_receipts("iss|admin")
     (receipt,) = receipts
@@ -314,7 +316,7 @@ def test_playground_receipt_stores_no_text(store: Store) -> None:
             "finished_at": 1.0,
         }
         with pytest.raises(ValueError):
-            store.record_playground_receipt(**{**args, **smuggle})
+            store.record_playground_receipt(PlaygroundReceipt(**{**args, **smuggle}))
     stored = _all_stored_text(store)
     assert "0f3c9a7e" in stored  # the scan does see what is stored
     for text in (prompt, question, answer, passage):
