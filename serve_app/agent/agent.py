@@ -321,9 +321,8 @@ class Agent:
 
     def _passage_room(self, req: AgentRequest, budget: RequestBudget) -> int:
         """Context tokens left for passages after the prompt, the history and the output reserve."""
-        messages = build_messages(
-            query=req.query, passages=[], history=req.history, editorial_prompt=req.editorial_prompt
-        )
+        shown = WriteRequest(req.query, history=req.history, editorial_prompt=req.editorial_prompt)
+        messages = build_messages(shown)
         return budget.context_tokens - estimate_message_tokens(messages) - self.writer.max_output_tokens
 
     @staticmethod

@@ -9,9 +9,10 @@ the judge will see (:func:`passage_identity`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from serve_app.agent.writers.base import WriteRequest
 from serve_app.answer.segments import KINDS, LAYOUTS, Passage, passage_identity
 
 AGENT_PROMPT_VERSION = "agent-segments-v1"
@@ -93,30 +94,22 @@ def system_prompt(editorial_prompt: str | None = None) -> str:
     return f"{SYSTEM_RULES}\n\nGaya jawaban:\n{editorial}"
 
 
-def build_messages(
-    *,
-    query: str,
-    passages: Sequence[Passage],
-    history: Sequence[Mapping[str, str]] = (),
-    editorial_prompt: str | None = None,
-    task: str = "answer",
-    notices: Sequence[str] = (),
-) -> list[dict[str, str]]:
+def build_messages(request: WriteRequest) -> list[dict[str, str]]:
     """Chat messages for one writing round (regeneration appends to these)."""
-    messages = [{"role": "system", "content": system_prompt(editorial_prompt)}]
-    for turn in history:
+    messages = [{"role": "system", "content": system_prompt(request.editorial_prompt)}]
+    for turn in request.history:
         if turn.get("role") in ("user", "assistant") and turn.get("content"):
             messages.append({"role": str(turn["role"]), "content": str(turn["content"])})
     parts = []
-    if passages:
-        parts.append("Passage:\n\n" + "\n\n".join(render_passage(p) for p in passages))
+    if request.passages:
+        parts.append("Passage:\n\n" + "\n\n".join(render_passage(p) for p in request.passages))
     else:
         parts.append("Passage: (tidak ada)")
-    if notices:
-        parts.append("Catatan alat:\n" + "\n".join(f"- {n}" for n in notices))
-    if TASK_HINTS.get(task):
-        parts.append(TASK_HINTS[task])
-    parts.append(f"Pertanyaan: {query}")
+    if request.notices:
+        parts.append("Catatan alat:\n" + "\n".join(f"- {n}" for n in request.notices))
+    if TASK_HINTS.get(request.task):
+        parts.append(TASK_HINTS[request.task])
+    parts.append(f"Pertanyaan: {request.query}")
     messages.append({"role": "user", "content": "\n\n".join(parts)})
     return messages
 

@@ -41,11 +41,8 @@ def test_passages_are_labelled_with_the_identity_the_judge_sees() -> None:
         Passage("P1", chunk.text, chunk=chunk),
         Passage("P2", "Jumlah: 5", kind="tool", identity={"dataset": "APBA", "call": "table_query(...)"}),
     ]
-    messages = build_messages(
-        query="Apa isi Pasal 7?",
-        passages=passages,
-        history=[{"role": "user", "content": "Halo"}, {"role": "assistant", "content": "Halo juga"}],
-    )
+    history = [{"role": "user", "content": "Halo"}, {"role": "assistant", "content": "Halo juga"}]
+    messages = build_messages(WriteRequest("Apa isi Pasal 7?", passages=passages, history=history))
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
     user = messages[-1]["content"]
     assert user.index("[P1]") < user.index("[P2]") < user.index("Pertanyaan: Apa isi Pasal 7?")

@@ -15,7 +15,7 @@ from models.tokens import estimate_message_tokens
 from retrieval.port import LocalRetrieverPort
 from serve_app import errors
 from serve_app.agent.prompts import build_messages
-from serve_app.agent.writers.base import WriterOutput
+from serve_app.agent.writers.base import WriteRequest, WriterOutput
 from serve_app.answer.segments import Passage, Segment
 from tests.contract.checks import (
     assert_no_internals,
@@ -115,7 +115,7 @@ def test_writer_model_failure_is_502_with_fixed_text(env: dict[str, Any], path: 
 
 
 def _context_tokens_leaving(room: int) -> int:
-    messages = build_messages(query=BUDGET_QUESTION, passages=[], history=[], editorial_prompt=None)
+    messages = build_messages(WriteRequest(BUDGET_QUESTION))
     return estimate_message_tokens(messages) + 1024 + room
 
 

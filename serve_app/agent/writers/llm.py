@@ -81,14 +81,7 @@ class LLMWriter(Writer):
     async def write(self, request: WriteRequest, *, budget: RequestBudget) -> WriterOutput:
         # v1 and v2 use the same prompt and the same segments (the v1 gate removes, v2 marks), so ``mode``
         # does not change what is asked.
-        messages = build_messages(
-            query=request.query,
-            passages=request.passages,
-            history=request.history,
-            editorial_prompt=request.editorial_prompt,
-            task=request.task,
-            notices=request.notices,
-        )
+        messages = build_messages(request)
         if request.regenerate_feedback:
             if request.previous_output:
                 messages.append({"role": "assistant", "content": request.previous_output})
