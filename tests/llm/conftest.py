@@ -25,6 +25,9 @@ from tests.support.net import free_port
 
 LLM_CONFIG = REPO / "configs" / "llm-cpu.yaml"
 START_TIMEOUT_S = 480.0
+# The first completion on a just-started CPU server pays vLLM's warm-up (over 60 s once under load in CI,
+# where a test's 60 s engine timeout then saw ``timeout``): the fixture pays it once, before any test.
+WARM_UP_TIMEOUT_S = 300.0
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -80,6 +83,13 @@ def vllm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningVLLM]:
     except Exception as exc:  # noqa: BLE001 - fail loudly with the server's last words
         tail = log.read_text(errors="replace")[-3000:] if log.is_file() else ""
         pytest.fail(f"vLLM did not start: {exc}\n{tail}", pytrace=False)
+    try:
+        body = {"model": spec.served_model_name, "prompt": "Halo", "max_tokens": 1}
+        httpx.post(f"{spec.base_url}/completions", json=body, timeout=WARM_UP_TIMEOUT_S).raise_for_status()
+    except Exception as exc:  # noqa: BLE001 - fail loudly with the server's last words
+        server.stop()
+        tail = log.read_text(errors="replace")[-3000:] if log.is_file() else ""
+        pytest.fail(f"vLLM did not answer a first completion: {exc}\n{tail}", pytrace=False)
     try:
         yield RunningVLLM(server, spec, model_dir)
     finally:
