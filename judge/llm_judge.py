@@ -165,10 +165,8 @@ class LLMJudge(Judge):
         return [self._from_classification(item, c) for item, c in zip(items, scored, strict=True)]
 
     def _from_classification(self, item: JudgeItem, scored: Classification) -> JudgeOutcome:
-        record = getattr(scored, "record", None)
-        records = (record,) if isinstance(record, CallRecord) else ()
-        probs = getattr(scored, "probs", None)
-        p_supported = parse_label_probs(probs, self.labels) if isinstance(probs, dict) else None
+        records = (scored.record,)
+        p_supported = parse_label_probs(scored.probs, self.labels)
         if p_supported is None:
             return JudgeOutcome(unverified(item, "unparseable", "no_label_verdict"), records)
         verdict: Verdict = "supported" if p_supported >= self.threshold else "unsupported"
