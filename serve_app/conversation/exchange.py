@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from models.json_types import JSON
+from models.json_types import JSON, JSONValue
 from serve_app.conversation.tables import t_memory, t_messages
 
 RouteFamily = Literal["v1", "v2"]
@@ -46,19 +46,15 @@ def insert_exchange(conn: Any, exchange: Exchange, last_ordinal: int) -> str:
     v2_faithfulness = body.pop("v2_faithfulness", None)
     answer = body.get("answer")
     now = datetime.now(UTC)
+
+    def message(ordinal: int, role: str, content: str, **columns: JSONValue) -> dict[str, object]:
+        row = {"id": uuid.uuid4().hex, "conversation_id": cid, "ordinal": last_ordinal + ordinal}
+        return {**row, "role": role, "content": content, "created_at": now, **columns}
+
     # The turn's two messages, in order: the question, then the answer with its annotation columns.
-    user, assistant = (
-        {"id": uuid.uuid4().hex, "conversation_id": cid, "ordinal": last_ordinal + n, "created_at": now}
-        for n in (1, 2)
-    )
-    user.update(role="user", content=exchange.user_text)
-    assistant.update(
-        role="assistant",
-        content=answer if isinstance(answer, str) else "",
-        body=body,
-        v2_faithfulness=v2_faithfulness,
-        **annotations,
-    )
+    user = message(1, "user", exchange.user_text)
+    content = answer if isinstance(answer, str) else ""
+    assistant = message(2, "assistant", content, body=body, v2_faithfulness=v2_faithfulness, **annotations)
     for row in (user, assistant):  # one insert each: the user row has none of the answer's columns
         conn.execute(t_messages.insert().values(**row))
     assistant_id = str(assistant["id"])
