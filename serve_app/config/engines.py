@@ -31,20 +31,21 @@ class EngineConfig(StrictModel):
         return value
 
 
-def int_option(value: JsonValue) -> int:
-    """An option's value read as ``int()`` reads it (``'300'`` is 300); a list, a mapping or null is refused
-    the same way."""
+def _scalar(value: JsonValue, what: str) -> str | int | float | bool:
+    """An option's value that ``int()``/``float()`` may read: a list, a mapping or null is refused."""
     if isinstance(value, list | dict) or value is None:
-        raise TypeError(f"an integer option cannot be {type(value).__name__}")
-    return int(value)
+        raise TypeError(f"{what} option cannot be {type(value).__name__}")
+    return value
+
+
+def int_option(value: JsonValue) -> int:
+    """An option's value read as ``int()`` reads it (``'300'`` is 300)."""
+    return int(_scalar(value, "an integer"))
 
 
 def float_option(value: JsonValue) -> float:
-    """An option's value read as ``float()`` reads it (``'0.7'`` is 0.7); a list, a mapping or null is
-    refused."""
-    if isinstance(value, list | dict) or value is None:
-        raise TypeError(f"a number option cannot be {type(value).__name__}")
-    return float(value)
+    """An option's value read as ``float()`` reads it (``'0.7'`` is 0.7)."""
+    return float(_scalar(value, "a number"))
 
 
 class RolesConfig(StrictModel):
