@@ -35,6 +35,9 @@ WARM_UP_TIMEOUT_S = 300.0
 # What a protocol test gives one engine call: the tests check the protocol, never speed (benchmarks do), so a
 # slow shared CI machine must not turn a right answer into ``timeout``. Tests of timeouts pass their own.
 ENGINE_TIMEOUT_S = 180.0
+# The warm-up's times (one server per run), shown at the end of every run that started the server and in
+# every failed test's report (CI output keeps them).
+_WARM_UP_SECONDS: dict[str, float] = {}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -49,7 +52,6 @@ class RunningVLLM:
     spec: VLLMServerSpec
     model_dir: Path
     log_path: Path
-    warm_up_s: dict[str, float]
 
     @property
     def base_url(self) -> str:
@@ -90,16 +92,14 @@ def vllm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningVLLM]:
     try:
         server.start(timeout_s=START_TIMEOUT_S)
     except Exception as exc:  # noqa: BLE001 - fail loudly with the server's last words
-        tail = log.read_text(errors="replace")[-3000:] if log.is_file() else ""
-        pytest.fail(f"vLLM did not start: {exc}\n{tail}", pytrace=False)
+        pytest.fail(f"vLLM did not start: {exc}\n{_log_tail(log)}", pytrace=False)
     try:
-        warm_up_s = asyncio.run(_warm_up(spec))
+        _WARM_UP_SECONDS.update(asyncio.run(_warm_up(spec)))
     except Exception as exc:  # noqa: BLE001 - fail loudly with the server's last words
         server.stop()
         pytest.fail(f"vLLM did not answer its first requests: {exc!r}\n{_log_tail(log)}", pytrace=False)
-    _WARM_UP_SECONDS.update(warm_up_s)
     try:
-        yield RunningVLLM(server, spec, model_dir, log, warm_up_s)
+        yield RunningVLLM(server, spec, model_dir, log)
     finally:
         server.stop()
 
@@ -137,17 +137,12 @@ async def _warm_up(spec: VLLMServerSpec) -> dict[str, float]:
             passages=[Passage(key="W1", text=passage.text, kind="tool", chunk=None, identity={})],
         )
         budget = RequestBudget(deadline=time.time() + WARM_UP_TIMEOUT_S, model_calls=2, context_tokens=8000)
-        await writer.write(
-            request, budget=budget
-        )  # any answer or fallback: the server has compiled the schema
+        # Any answer or fallback will do: the server has compiled the schema.
+        await writer.write(request, budget=budget)
         took["structured_answer"] = time.perf_counter() - start
     finally:
         await eng.aclose()
     return took
-
-
-# The warm-up's times, shown at the end of every run that started the server (CI output keeps them).
-_WARM_UP_SECONDS: dict[str, float] = {}
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -168,7 +163,7 @@ def pytest_runtest_makereport(
     report = yield
     running = getattr(item, "funcargs", {}).get("vllm")
     if report.failed and isinstance(running, RunningVLLM):
-        report.sections.append(("vLLM warm-up (s)", json.dumps(running.warm_up_s)))
+        report.sections.append(("vLLM warm-up (s)", json.dumps(_WARM_UP_SECONDS)))
         report.sections.append(("vLLM log tail", _log_tail(running.log_path)))
     return report
 
