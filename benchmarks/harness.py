@@ -184,13 +184,16 @@ class Result:
     details: dict[str, Any] = field(default_factory=dict)
     date: str = field(default_factory=now)
     machine: dict[str, Any] = field(default_factory=machine_info)
+    # True only for the one run of a development set made before any code was changed against it: the
+    # honest (out-of-sample) figure of that set; every later run on it is in-sample.
+    first_look: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        clash = set(RECORD_FIELDS) & set(self.details)
+        clash = (set(RECORD_FIELDS) | {"first_look"}) & set(self.details)
         if clash:
             raise ValueError(f"details may not reuse record fields: {sorted(clash)}")
         head = {name: getattr(self, name) for name in RECORD_FIELDS}
-        return {**head, **self.details}
+        return {**head, "first_look": self.first_look, **self.details}
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -209,6 +212,17 @@ def atomic_write(path: Path, text: str) -> None:
 
 def result_path(name: str, *, quick: bool = False) -> Path:
     return (QUICK if quick else RESULTS) / f"{name}.json"
+
+
+def write_first_look(result: Result) -> Path:
+    """Write a first-look record (``results/<benchmark>.json``); refused when one exists, since a set is
+    looked at for the first time only once."""
+    if not result.first_look or result.in_sample:
+        raise ValueError("a first-look record has first_look true and in_sample false")
+    path = result_path(result.benchmark)
+    if path.exists():
+        raise FileExistsError(f"{path.name}: the first look at this set was already taken; it is not retaken")
+    return write_result(result, path)
 
 
 def write_result(result: Result, out: Path | str | None = None, *, quick: bool = False) -> Path:

@@ -1,4 +1,4 @@
-"""The rule judge on ../shared/data/judge_numeric_dev, scored by that dataset's own scorer.
+"""The rule judge on ../shared/data/judge_numeric_dev (or _dev2), scored by that dataset's own scorer.
 
 The items (claims written by hand over passages cut verbatim from 11 statutes, labels and perturbation types
 given by the dataset) are fed exactly as ``aceh-rag judge`` takes them: ``{"id", "claim", "passage",
@@ -6,13 +6,17 @@ given by the dataset) are fed exactly as ``aceh-rag judge`` takes them: ``{"id",
 default judge role), re-check included. An ``unverified`` verdict is passed on as it is, and the scorer counts
 it as wrong. The scorer is the dataset's ``score_judge.py``, run as a program (not copied).
 
-Figures on this set are in-sample: the rules were tuned while looking at its errors.
+Figures on judge_numeric_dev are in-sample: the rules were tuned while looking at its errors.
+judge_numeric_dev2 was run once with ``--first-look`` before any judge change made against it
+(``results/judge_numeric_dev2_first_look.json``, out of sample); every later figure on it is in-sample.
 
-    .venv/bin/python -m benchmarks.judge_numeric_dev      # prints the scorer's report, writes JSON
+    .venv/bin/python -m benchmarks.judge_numeric_dev [--dataset judge_numeric_dev2]  # the scorer's report
+    .venv/bin/python -m benchmarks.judge_numeric_dev --dataset judge_numeric_dev2 --first-look  # once only
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import subprocess
@@ -21,21 +25,25 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import Result, command, write_first_look
 from judge.offline import judge_records
 from judge.rules import RuleJudge
 
 DATASET = "judge_numeric_dev"
-ITEMS = "judge_numeric_dev.jsonl"
+DATASETS = ("judge_numeric_dev", "judge_numeric_dev2")
 SCORER = "score_judge.py"
 
 
-def dev_dir(root: Path) -> Path:
-    return root / DATASET
+def dev_dir(root: Path, dataset: str = DATASET) -> Path:
+    return root / dataset
 
 
-def available(root: Path) -> bool:
-    folder = dev_dir(root)
-    return (folder / ITEMS).exists() and (folder / SCORER).exists()
+def items_file(root: Path, dataset: str = DATASET) -> Path:
+    return dev_dir(root, dataset) / f"{dataset}.jsonl"
+
+
+def available(root: Path, dataset: str = DATASET) -> bool:
+    return items_file(root, dataset).exists() and (dev_dir(root, dataset) / SCORER).exists()
 
 
 def judge_input(item: dict[str, Any]) -> dict[str, Any]:
@@ -48,14 +56,16 @@ def judge_input(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def predict(root: Path) -> list[dict[str, Any]]:
+def predict(root: Path, dataset: str = DATASET) -> list[dict[str, Any]]:
     """``{"id", "verdict", "reasons"}`` for every item, as ``aceh-rag judge`` prints them."""
-    lines = (dev_dir(root) / ITEMS).read_text(encoding="utf-8").splitlines()
+    lines = items_file(root, dataset).read_text(encoding="utf-8").splitlines()
     records = [judge_input(json.loads(line)) for line in lines if line.strip()]
     return asyncio.run(judge_records(records, RuleJudge()))
 
 
-def score(root: Path, predictions: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
+def score(
+    root: Path, predictions: list[dict[str, Any]], dataset: str = DATASET
+) -> tuple[dict[str, Any], str]:
     """The dataset scorer's metrics (its --json output) and its printed report."""
     with tempfile.TemporaryDirectory() as folder:
         preds = Path(folder) / "preds.jsonl"
@@ -65,7 +75,7 @@ def score(root: Path, predictions: list[dict[str, Any]]) -> tuple[dict[str, Any]
             encoding="utf-8",
         )
         done = subprocess.run(
-            [sys.executable, str(dev_dir(root) / SCORER), str(preds), "--json", str(out)],
+            [sys.executable, str(dev_dir(root, dataset) / SCORER), str(preds), "--json", str(out)],
             capture_output=True,
             text=True,
             check=True,
@@ -73,13 +83,14 @@ def score(root: Path, predictions: list[dict[str, Any]]) -> tuple[dict[str, Any]
         return json.loads(out.read_text(encoding="utf-8")), done.stdout
 
 
-def evaluate(root: Path) -> dict[str, Any]:
+def evaluate(root: Path, dataset: str = DATASET, *, in_sample: bool = True) -> dict[str, Any]:
     """Scorer metrics plus the reasons of the wrong verdicts, counted (no item text)."""
-    predictions = predict(root)
-    metrics, report = score(root, predictions)
+    predictions = predict(root, dataset)
+    metrics, report = score(root, predictions, dataset)
     gold = {
         item["id"]: item
-        for item in map(json.loads, (dev_dir(root) / ITEMS).read_text(encoding="utf-8").splitlines())
+        for item in map(json.loads, items_file(root, dataset).read_text(encoding="utf-8").splitlines())
+        if item
     }
     wrong: dict[str, int] = {}
     for p in predictions:
@@ -87,17 +98,24 @@ def evaluate(root: Path) -> dict[str, Any]:
             key = f"{gold[p['id']]['perturbation']}:{(p['reasons'] or ['-'])[0]}"
             wrong[key] = wrong.get(key, 0) + 1
     metrics["wrong_by_perturbation_and_first_reason"] = dict(sorted(wrong.items()))
-    metrics["note"] = "in-sample (dev, tuned on): the rules were adjusted while looking at this set's errors"
+    metrics["note"] = (
+        "in-sample (dev, tuned on): the rules were adjusted while looking at this set's errors"
+        if in_sample
+        else "first look (out of sample): run once before any judge change made against this set"
+    )
     metrics["input"] = (
         "claim; passage; document = source_title; via judge.offline.judge_records (aceh-rag judge)"
     )
     return {"metrics": metrics, "report": report}
 
 
-def table(metrics: dict[str, Any]) -> str:
+V1_TITLE = "judge_numeric_dev (193 hand-written items, 11 statutes; in-sample: tuned on)"
+
+
+def table(metrics: dict[str, Any], title: str = V1_TITLE) -> str:
     overall = metrics["overall"]
     lines = [
-        "judge_numeric_dev (193 hand-written items, 11 statutes; in-sample: tuned on)",
+        title,
         f"balanced accuracy {overall['balanced_accuracy']:.3f}, supported recall "
         f"{overall['recall_supported']:.3f}, unsupported recall {overall['recall_unsupported']:.3f}",
         "",
@@ -106,23 +124,63 @@ def table(metrics: dict[str, Any]) -> str:
     ]
     for name, row in metrics["per_perturbation"].items():
         lines.append(f"| {name} | {row['label']} | {row['n']} | {row['acc']:.3f} | {row['paired_BA']:.3f} |")
+    if metrics.get("per_family"):
+        lines += ["", "| family | label | n | acc | paired BA |", "|---|---|---|---|---|"]
+        for name, row in metrics["per_family"].items():
+            cells = (name, row["label"], row["n"], f"{row['acc']:.3f}", f"{row['paired_BA']:.3f}")
+            lines.append("| " + " | ".join(map(str, cells)) + " |")
     lines += ["", "| language | n | balanced acc | accuracy |", "|---|---|---|---|"]
     for lang, row in metrics["per_lang"].items():
         lines.append(f"| {lang} | {row['n']} | {row['balanced_accuracy']:.3f} | {row['accuracy']:.3f} |")
     return "\n".join(lines)
 
 
-def main() -> None:
+def first_look_record(root: Path, dataset: str, argv: list[str] | None) -> Result:
+    """The out-of-sample record of a set's first run (before any judge change made against it)."""
+    result = evaluate(root, dataset, in_sample=False)
+    overall = result["metrics"]["overall"]
+    english = result["metrics"].get("per_lang", {}).get("en", {})
+    return Result(
+        benchmark=f"{dataset}_first_look",
+        figures={
+            "BA": round(overall["balanced_accuracy"], 3),
+            "unsupported recall": round(overall["recall_unsupported"], 3),
+            "supported recall": round(overall["recall_supported"], 3),
+            "EN acc.": round(english["accuracy"], 3) if english else "-",
+        },
+        data=f"{dataset} (the dataset's labels and scorer), first look: before any judge change against it",
+        in_sample=False,
+        first_look=True,
+        command=command("judge_numeric_dev", argv),
+        details={"dataset": dataset, "metrics": result["metrics"], "scorer_report": result["report"]},
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
     from benchmarks.datasets.build_judge_dev import data_dir
 
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", choices=DATASETS, default=DATASET)
+    parser.add_argument(
+        "--first-look", action="store_true",
+        help="write results/<dataset>_first_look.json (out of sample); refused once it exists",
+    )
+    args = parser.parse_args(argv)
     root = data_dir()
-    if not available(root):
-        print(f"{dev_dir(root)} not found; nothing to measure", file=sys.stderr)
-        raise SystemExit(2)
-    result = evaluate(root)
+    if not available(root, args.dataset):
+        print(f"{dev_dir(root, args.dataset)} not found; nothing to measure", file=sys.stderr)
+        return 2
+    if args.first_look:
+        record = first_look_record(root, args.dataset, argv)
+        print(record.details["scorer_report"])
+        print(table(record.details["metrics"], f"{args.dataset}: first look (out of sample)"))
+        print(write_first_look(record))
+        return 0
+    result = evaluate(root, args.dataset)
     print(result["report"])
-    print(table(result["metrics"]))
+    print(table(result["metrics"], f"{args.dataset} (in-sample)"))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

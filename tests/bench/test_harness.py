@@ -90,3 +90,19 @@ def test_markdown_table_writes_the_header_its_rule_and_a_line_per_row() -> None:
         "| q1 | 0.5 |",
         "| q2 | – |",
     ]
+
+
+def test_a_first_look_is_written_once_and_only_out_of_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(harness, "RESULTS", tmp_path)
+    look = Result(benchmark="set_first_look", figures={"BA": 0.5}, data="d", in_sample=False,
+                  command="python -m benchmarks.x", first_look=True)
+    path = harness.write_first_look(look)
+    assert read_result(path)["first_look"] is True and read_result(path)["in_sample"] is False
+    with pytest.raises(FileExistsError, match="already taken"):
+        harness.write_first_look(look)
+    tuned = Result(benchmark="other", figures={"BA": 0.5}, data="d", in_sample=True,
+                   command="python -m benchmarks.x", first_look=True)
+    with pytest.raises(ValueError, match="in_sample false"):
+        harness.write_first_look(tuned)
