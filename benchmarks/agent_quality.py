@@ -47,6 +47,7 @@ from benchmarks.harness import (
     markdown_table,
     percentile,
     shared_data,
+    write_first_look,
     write_result,
 )
 
@@ -264,7 +265,8 @@ def _write(result: Result, render: Callable[[dict[str, Any]], str], quick: bool 
     """The record to results/<benchmark>.json and its Markdown table next to it."""
     record = result.to_json() | {"machine": machine_summary(result.machine)}
     text = render(record)
-    atomic_write(write_result(result, quick=quick).with_suffix(".md"), text)
+    path = write_first_look(result) if result.first_look else write_result(result, quick=quick)
+    atomic_write(path.with_suffix(".md"), text)
     print(text)
 
 
@@ -298,11 +300,15 @@ def main(argv: list[str] | None = None) -> int:
         help="a prebuilt full-corpus index (read only): legal_qa_dev scored by its score_qa.py, then ours",
     )
     parser.add_argument("--label", default="in-sample (dev, tuned on)", help="how the figures may be read")
+    parser.add_argument("--dataset", choices=("legal_qa_dev", "legal_qa_dev2"), default="legal_qa_dev",
+                        help="with --full-index: the development set to score")
+    parser.add_argument("--first-look", action="store_true",
+                        help="with --full-index: the set's one out-of-sample record (refused once it exists)")
     args = parser.parse_args(argv)
     if args.full_index:
         from benchmarks.legal_qa_dev import run_full
 
-        return run_full(args.full_index, args.label, argv, _write)
+        return run_full(args.full_index, args.label, argv, _write, args.dataset, args.first_look)
     if args.demo:
         from benchmarks.agent_quality_demo import demo_markdown, run_demo
 

@@ -37,6 +37,13 @@ DATA = shared_data()
 DEV = DATA / "legal_qa_dev"
 GOLD = DEV / "legal_qa_dev.jsonl"
 SCORER = DEV / "score_qa.py"
+# The second development set (other laws, other questions; same fields and scorer). Its first run, before any
+# retrieval, agent or writer change made against it, is the out-of-sample record (--first-look).
+DATASETS = ("legal_qa_dev", "legal_qa_dev2")
+
+
+def gold_file(dataset: str) -> Path:
+    return DATA / dataset / f"{dataset}.jsonl"
 CORPUS = DATA / "indo_legal_corpus"
 TOP_K = 10
 API_KEY = "bench-legal-qa-dev"
@@ -203,9 +210,10 @@ def score(preds: Path, metrics: Path, *, gold: Path = GOLD) -> tuple[dict[str, A
     return json.loads(metrics.read_text(encoding="utf-8")), proc.stdout
 
 
-def run(index_dir: Path, out_dir: Path, *, answers: bool = True) -> dict[str, Any]:
-    """Retrieval (and, with ``answers``, the /query/v2 answers) for every question, scored."""
-    questions = load_gold()
+def run(index_dir: Path, out_dir: Path, *, answers: bool = True, gold: Path = GOLD) -> dict[str, Any]:
+    """Retrieval (and, with ``answers``, the /query/v2 answers) for every question of ``gold``, scored by the
+    dataset's scorer (legal_qa_dev's; legal_qa_dev2 ships an unchanged copy)."""
+    questions = load_gold(gold)
     ranks = search_ranks(index_dir, questions, dict(os.environ))
     with tempfile.TemporaryDirectory(prefix="legal-qa-dev-") as tmp:
         rows = run_answers(index_dir, questions, Path(tmp)) if answers else []
@@ -224,7 +232,7 @@ def run(index_dir: Path, out_dir: Path, *, answers: bool = True) -> dict[str, An
     out_dir.mkdir(parents=True, exist_ok=True)
     pred_file = out_dir / "legal_qa_dev_preds.jsonl"
     pred_file.write_text("".join(json.dumps(p) + "\n" for p in preds), encoding="utf-8")
-    metrics, report = score(pred_file, out_dir / "legal_qa_dev_metrics.json")
+    metrics, report = score(pred_file, out_dir / "legal_qa_dev_metrics.json", gold=gold)
     numeric = [q for q in questions if q["answerable"] and q["answer_figures"]]
     counts = [len(by_id[q["id"]]["supported_figures"]) for q in numeric if q["id"] in by_id]
     counts_answered = [
@@ -290,28 +298,35 @@ def project_questions(index_dir: Path) -> dict[str, Any]:
     return {"summary": summarize(rows), "rows": rows}
 
 
+PROJECT_RATES = ("gold_shown", "cites_gold", "states_figure", "figure_cited_gold", "not_found")
+FIRST_LOOK_LABEL = "first look (out of sample): before any change made against this set"
+
+
 def full_markdown(result: dict[str, Any]) -> str:
     from benchmarks.agent_quality import rate_table
 
-    own = result["project_questions"]["summary"]
+    dataset = result.get("dataset", "legal_qa_dev")
     lines = [
-        "# Agent quality over the full corpus (legal_qa_dev, scored by its score_qa.py)",
+        f"# Agent quality over the full corpus ({dataset}, scored by its score_qa.py)",
         "",
         f"{result['date']} · {result['machine']} · `{result['command']}` · index {result['index']} "
         f"({result['documents']} documents, {result['chunks']} chunks) · {result['label']}",
         "",
-        markdown(result["legal_qa_dev"]),
+        markdown(result[dataset]),
         "Scorer output:",
         "",
         "```",
-        result["legal_qa_dev"]["scorer_report"].rstrip(),
+        result[dataset]["scorer_report"].rstrip(),
         "```",
-        "",
-        "## The project's own questions (benchmarks/data/legal_questions.jsonl), same index",
-        "",
-        *rate_table(own, ((key, key) for key in
-                          ("gold_shown", "cites_gold", "states_figure", "figure_cited_gold", "not_found"))),
     ]
+    if "project_questions" in result:
+        own = result["project_questions"]["summary"]
+        lines += [
+            "",
+            "## The project's own questions (benchmarks/data/legal_questions.jsonl), same index",
+            "",
+            *rate_table(own, ((key, key) for key in PROJECT_RATES)),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -324,29 +339,36 @@ def figures(metrics: dict[str, Any]) -> dict[str, Figure]:
 
 
 def run_full(index: Path, label: str, argv: list[str] | None,
-             write: Callable[[Result, Callable[[dict[str, Any]], str]], None]) -> int:
-    """legal_qa_dev (first table) and the project's questions (second table) over a prebuilt index."""
-    if not SCORER.is_file() or not (index / "manifest.json").is_file():
-        print(f"agent_quality: needs {SCORER} and an index in {index}; skipped.", file=sys.stderr)
+             write: Callable[[Result, Callable[[dict[str, Any]], str]], None],
+             dataset: str = "legal_qa_dev", first_look: bool = False) -> int:
+    """``dataset`` (first table) and, for legal_qa_dev, the project's questions (second table) over a prebuilt
+    index. ``first_look`` writes the set's one out-of-sample record (refused once it exists)."""
+    gold = gold_file(dataset)
+    if not SCORER.is_file() or not gold.is_file() or not (index / "manifest.json").is_file():
+        print(f"agent_quality: needs {SCORER}, {gold} and an index in {index}; skipped.", file=sys.stderr)
         return 2
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from retrieval.store import read_jsonl
 
     documents = read_jsonl(index / "documents.jsonl")
     with tempfile.TemporaryDirectory(prefix="legal-qa-dev-") as tmp:  # preds and metrics live in the record
-        qa = run(index, Path(tmp))
-    details = {
+        qa = run(index, Path(tmp), gold=gold)
+    details: dict[str, Any] = {
         "index": str(index),
         "documents": len(documents),
         "chunks": sum(d["chunk_end"] - d["chunk_start"] for d in documents),
-        "label": label,
-        "legal_qa_dev": qa,
-        "project_questions": project_questions(index),
+        "label": FIRST_LOOK_LABEL if first_look else label,
+        "dataset": dataset,
+        dataset: qa,
     }
+    if dataset == "legal_qa_dev":
+        details["project_questions"] = project_questions(index)
     # The labels are the dataset's; the figures are in-sample once the code was tuned on it (--label says).
-    result = Result(benchmark="agent_quality_full", figures=figures(qa["metrics"]),
-                    data="legal_qa_dev over the full corpus (the dataset's labels and scorer)",
-                    in_sample=label.startswith("in-sample"), command=command("agent_quality", argv),
-                    details=details)
+    name = f"{dataset}_first_look" if first_look else (
+        "agent_quality_full" if dataset == "legal_qa_dev" else f"agent_quality_full_{dataset}")
+    result = Result(benchmark=name, figures=figures(qa["metrics"]),
+                    data=f"{dataset} over the full corpus (the dataset's labels and scorer)",
+                    in_sample=not first_look and label.startswith("in-sample"),
+                    command=command("agent_quality", argv), details=details, first_look=first_look)
     write(result, full_markdown)
     return 0
