@@ -148,7 +148,7 @@ def first_look_record(root: Path, dataset: str, argv: list[str] | None) -> Resul
             "supported recall": round(overall["recall_supported"], 3),
             "EN acc.": round(english["accuracy"], 3) if english else "-",
         },
-        data=f"{dataset} (the dataset's labels and scorer), first look: before any judge change against it",
+        data=f"{dataset}, its labels and scorer; before any judge change",
         in_sample=False,
         first_look=True,
         command=command("judge_numeric_dev", argv),

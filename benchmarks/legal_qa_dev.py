@@ -367,7 +367,7 @@ def run_full(index: Path, label: str, argv: list[str] | None,
     name = f"{dataset}_first_look" if first_look else (
         "agent_quality_full" if dataset == "legal_qa_dev" else f"agent_quality_full_{dataset}")
     result = Result(benchmark=name, figures=figures(qa["metrics"]),
-                    data=f"{dataset} over the full corpus (the dataset's labels and scorer)",
+                    data=f"{dataset} over the full corpus, its labels and scorer",
                     in_sample=not first_look and label.startswith("in-sample"),
                     command=command("agent_quality", argv), details=details, first_look=first_look)
     write(result, full_markdown)
