@@ -1,7 +1,8 @@
 """Goals, pooled figures and the Markdown report of the guard evaluation (``benchmarks/guard_eval.py``).
 
-The held-out part (a fixed 30 % hash split never inspected while writing the policy) is reported first: it is
-the figure that counts. The dev part follows; its breakdown by family (BIPIA attack category, SARA target
+The held-out part (a fixed 30 % hash split whose items were never read while writing the policy, but whose
+rates picked among policy versions: an internal split used for selection) is reported first. The dev part
+follows; its breakdown by family (BIPIA attack category, SARA target
 and strength) is the error analysis, kept to the dev part so the held-out part stays unseen.
 """
 

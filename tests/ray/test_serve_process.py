@@ -37,7 +37,7 @@ def test_serve_answers_and_stops_cleanly(
     demo_index: Path, tmp_path: Path, haproxy: bool, stop_signal: signal.Signals, to_group: bool
 ) -> None:
     if haproxy and shutil.which("haproxy") is None and not os.environ.get("RAY_SERVE_HAPROXY_BINARY_PATH"):
-        pytest.fail("HAProxy is not installed: run `make haproxy` (as root: apt-get install haproxy)", pytrace=False)
+        pytest.fail("HAProxy is not installed: run `make haproxy` (as root)", pytrace=False)
     port = free_port()
     config = tmp_path / "serve.yaml"
     text = (REPO / "configs" / "default.yaml").read_text(encoding="utf-8")
