@@ -27,7 +27,7 @@ PRODUCT = ("retrieval", "judge", "models", "serve_app", "configs")
 SOURCES: dict[str, tuple[str, ...]] = {
     "retrieval": ("retrieval", "models", "benchmarks/retrieval_quality.py", "benchmarks/retrieval_report.py"),
     "judge_rules": ("judge", "benchmarks/judge_numeric_dev.py", "benchmarks/datasets"),
-    "judge_numeric_dev2_first_look": ("judge", "benchmarks/judge_numeric_dev.py"),
+    "judge_numeric_dev2": ("judge", "benchmarks/judge_numeric_dev.py"),
     "judge_pool": ("judge", "models"),
     "judge_gpu_tiny": ("judge", "models", "benchmarks/judge_gpu_batching.py"),
     "llm_vllm_pool": ("judge", "models", "configs/llm-cpu.yaml", "benchmarks/llm_vllm_pool.py"),
