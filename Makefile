@@ -26,7 +26,7 @@ VLLM_VENV := .venv-vllm
 VLLM_STAMP := $(VLLM_VENV)/.installed-stamp
 VLLM_VERSION := 0.32.0
 
-.PHONY: install index serve test lint bench readme schemas client-models ts clean vllm model serve-llm serve-llm-ray chromium kuberay lock
+.PHONY: install index serve test lint bench readme schemas client-models ts clean vllm model serve-llm serve-llm-ray chromium haproxy kuberay lock
 
 install: $(STAMP)
 
@@ -76,8 +76,9 @@ serve: index
 	ACEH_CORPUS="$(ACEH_CORPUS)" $(BIN)/aceh-rag serve
 
 # The llm tests start one real vLLM server (tests/llm/), so the test run needs vLLM and the model; the
-# reference web client's browser tests need Debian's chromium.
-test: install vllm model chromium
+# reference web client's browser tests need Debian's chromium; the serve-process test's HAProxy case needs
+# Debian's haproxy (tests/ray/test_serve_process.py fails, never skips, without it).
+test: install vllm model chromium haproxy
 	$(BIN)/python -m pytest -q
 
 # Debian's chromium for the browser tests (Playwright drives it; no browser download), with an emoji font so
@@ -86,6 +87,11 @@ chromium:
 	@command -v chromium >/dev/null && test -d /usr/share/fonts/truetype/noto || \
 	  (apt-get install -y -q chromium fonts-noto-color-emoji || \
 	   (apt-get update -q && apt-get install -y -q chromium fonts-noto-color-emoji))
+
+# Debian's haproxy for Ray Serve's HAProxy mode (serve.haproxy: true) and its test. Installing needs root.
+haproxy:
+	@command -v haproxy >/dev/null || \
+	  (apt-get install -y -q haproxy || (apt-get update -q && apt-get install -y -q haproxy))
 
 lint: install
 	$(BIN)/ruff check .

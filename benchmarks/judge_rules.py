@@ -1,5 +1,5 @@
-"""Rule judge: balanced accuracy on hand-written claims over real statutes (the main figure), a regression set
-of the rules, and speed.
+"""Rule judge: balanced accuracy on hand-written claims over real statutes (the main figure), a consistency
+check of the rules (not a result), and speed.
 
     .venv/bin/python -m benchmarks.judge_rules [--quick] [--compare REF]
 
@@ -9,16 +9,18 @@ it (claim; passage; document = source title; ``unverified`` counts as wrong) and
 ``score_judge.py`` (benchmarks/judge_numeric_dev.py): overall, per perturbation type (acc and paired balanced
 accuracy) and per language. It is in-sample: the rules were tuned while looking at its errors.
 
-Regression set only: the set built at run time from ../shared/data (or $ACEH_SHARED_DATA) by
+Consistency check only: the set built at run time from ../shared/data (or $ACEH_SHARED_DATA) by
 benchmarks/datasets/build_judge_dev.py, split by document into ``dev`` and ``heldout``. Its labels and
-perturbations come from the judge's own parser and templates, so it checks that the rules still catch what
-they were built to catch; it is no measure of quality. IndoNLI pairs whose premise or hypothesis holds a
-figure are reported apart (entailment → supported, neutral/contradiction → unsupported). Speed is measured
-on one core (the process is pinned where the OS allows) for passages of about 300 characters, cold (nothing
-cached) and warm (passage already parsed, claim new), with the share of that time spent in Python's cyclic
-garbage collector (left at its defaults: no gc tuning here nor in the library). ``--compare REF`` also
-measures the judge/ package of git revision REF (read with ``git archive``) side by side with the working
-tree: fresh processes, alternating, same pairs. Writes benchmarks/results/judge_rules.json.
+perturbations come from the judge's own parser and templates (``build_view``, ``figures_equal``), so its score
+says the rules agree with the code that labelled it; it is no measure of quality, in-sample by construction
+(the held-out documents are held out from nothing: the labeller is the judge's own code). IndoNLI pairs whose
+premise or hypothesis holds a figure are reported apart (entailment → supported, neutral/contradiction →
+unsupported). Speed is measured on one core (the process is pinned where the OS allows) for passages of about
+300 characters, cold (nothing cached) and warm (passage already parsed, claim new), with the share of that
+time spent in Python's cyclic garbage collector (left at its defaults: no gc tuning here nor in the library).
+``--compare REF`` also measures the judge/ package of git revision REF (read with ``git archive``) side by
+side with the working tree: fresh processes, alternating, same pairs. Writes
+benchmarks/results/judge_rules.json.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def _balanced(pos_hit: int, pos: int, neg_hit: int, neg: int) -> float | None:
     return round((pos_hit / pos + neg_hit / neg) / 2, 4)
 
 
-def evaluate_dev(items: list[dict[str, Any]]) -> dict[str, Any]:
+def evaluate_consistency(items: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for split in ("dev", "heldout"):
         chosen = [i for i in items if i["split"] == split]
@@ -295,12 +297,12 @@ def _table(result: dict[str, Any]) -> str:
     if "judge_numeric_dev" in result:
         lines += [judge_numeric_dev.table(result["judge_numeric_dev"]), ""]
     lines += [
-        "regression set only (labels from our own parser and templates):",
+        "consistency check only, not a result (labels from the judge's own parser and templates):",
         "| split | n | docs | balanced acc | supported recall | unsupported recall |",
         "|---|---|---|---|---|---|",
     ]
     for split in ("dev", "heldout"):
-        r = result["regression_set"][split]
+        r = result["consistency_check"][split]
         lines.append(
             f"| {split} | {r['n']} | {r['documents']} | {r['balanced_accuracy']} | {r['supported_recall']} | "
             f"{r['unsupported_recall']} |"
@@ -311,9 +313,9 @@ def _table(result: dict[str, Any]) -> str:
         "reason agreement (dev) |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for kind in sorted(result["regression_set"]["dev"]["per_perturbation"]):
-        d = result["regression_set"]["dev"]["per_perturbation"][kind]
-        h = result["regression_set"]["heldout"]["per_perturbation"].get(kind, {})
+    for kind in sorted(result["consistency_check"]["dev"]["per_perturbation"]):
+        d = result["consistency_check"]["dev"]["per_perturbation"][kind]
+        h = result["consistency_check"]["heldout"]["per_perturbation"].get(kind, {})
         lines.append(
             f"| {kind} | {d['n']} | {d['caught']} | {d['balanced_accuracy']} | {h.get('n', 0)} | "
             f"{h.get('caught')} | {h.get('balanced_accuracy')} | {d['reason_agreement']} |"
@@ -344,7 +346,8 @@ def _table(result: dict[str, Any]) -> str:
 
 def figures(details: dict[str, Any]) -> dict[str, Figure]:
     """Headline: judge_numeric_dev (balanced accuracy, unsupported recall, English accuracy), then the
-    regression set (dev and held-out documents) and warm speed (IndoNLI is in the details)."""
+    consistency check (labels from the judge's own code, dev and held-out documents) and warm speed
+    (IndoNLI is in the details)."""
     out: dict[str, Figure] = {}
     if "judge_numeric_dev" in details:
         dev_set = details["judge_numeric_dev"]
@@ -353,9 +356,9 @@ def figures(details: dict[str, Any]) -> dict[str, Figure]:
             f"{overall['balanced_accuracy']:.3f} / {overall['recall_unsupported']:.3f} / "
             f"{dev_set['per_lang']['en']['accuracy']:.3f}"
         )
-    regression = details["regression_set"]
-    out["regression BA dev/held-out"] = (
-        f"{regression['dev']['balanced_accuracy']} / {regression['heldout']['balanced_accuracy']}"
+    consistency = details["consistency_check"]
+    out["consistency check (own labels, not a result) dev/held-out"] = (
+        f"{consistency['dev']['balanced_accuracy']} / {consistency['heldout']['balanced_accuracy']}"
     )
     out["warm pairs/s, 1 core"] = f"{details['speed']['warm_pairs_per_s']:,}"
     return out
@@ -380,9 +383,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"{judge_numeric_dev.dev_dir(root)} not found: main figure skipped", file=sys.stderr)
     details |= {
-        "regression_set": evaluate_dev(items),
-        "regression_set_note": "labels and perturbations from the judge's own parser and templates: a "
-        "regression check of the rules, not a quality figure",
+        "consistency_check": evaluate_consistency(items),
+        "consistency_check_note": "labels and perturbations from the judge's own parser and templates "
+        "(build_view, figures_equal): the rules' agreement with their own labeller, not a quality figure",
         "indonli": evaluate_indonli(root, args.quick),
         "speed": measure_speed(items, runs=1 if args.quick else 3),
     }
@@ -393,10 +396,10 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
     details["table"] = table
     # judge_numeric_dev: hand-written claims, the dataset's labels, in-sample (tuned on). The generated set's
-    # labels come from our own generator: a regression check of the rules, not an estimate of their quality.
+    # labels come from the judge's own code: a consistency check of the rules, not an estimate of quality.
     result = Result(
         benchmark="judge_rules", figures=figures(details), in_sample=True,
-        data="judge_numeric_dev (193 hand-written, tuned on); regression (own labels)",
+        data="judge_numeric_dev (193 hand-written, tuned on); consistency check (judge's own labels)",
         command=command("judge_rules", argv), details=details)
     path = write_result(result, quick=args.quick)
     print(f"→ {path.relative_to(ROOT)}")

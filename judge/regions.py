@@ -310,7 +310,7 @@ def _prose_regions(
                 roles[twin_of_digit[index]] = roles[index]
         previous_end[sentence[0]] = end
         if len(own) > 1 and link is None:
-            # "40% untuk pengawas internal dan 60% …": the words linked after a figure name it, not the next
+            # "25% untuk pemeliharaan dan 75% …": the words linked after a figure name it, not the next
             following = next((figures[i].start for i in ordered if figures[i].start > fig.start), sentence[1])
             if own[1][1] <= following:
                 previous_end[sentence[0]] = own[1][1]

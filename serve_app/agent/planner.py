@@ -159,7 +159,7 @@ class Planner:
         if with_article and relation is None:
             lookups = tuple(PlannedCall("legal_check", {"ref": r}) for r in with_article[:2])
             return Plan("legal_check", lookups)
-        # "Berapa … setelah perubahan APBN (UU 15/2013)?" asks for a figure the named law states, not for the
+        # "Berapa … setelah perubahan APBD (Qanun 7/2031)?" asks for a figure the named law states, not the
         # regulations that amend it: a question for a figure is never a cross-reference question.
         if relation is not None and whole_laws and expected_figure(query) is None:
             doc_type, number, year = whole_laws[0]

@@ -110,6 +110,9 @@ class BudgetConfig(StrictModel):
 
 
 class JudgeConfig(StrictModel):
+    # An LLM judge's (roles.judge.engine openai or transformers) ``supported`` becomes ``unsupported`` when
+    # the rules find a hard contradiction (judge/llm_judge.py). The embedded judge IS the rules, so there
+    # the setting would do nothing: AppConfig refuses it being set at all for that engine.
     rule_veto: bool = True
     max_batch_size: int = 32
     batch_wait_timeout_s: float = 0.005
@@ -199,6 +202,15 @@ class AppConfig(StrictModel):
             raise ValueError(
                 f"ray_serve_llm starts a model no role uses; point a role's base_url at "
                 f"{self.ray_serve_llm.base_url} or remove the section"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _rule_veto_only_where_it_applies(self) -> AppConfig:
+        if self.roles.judge.engine == "embedded" and "rule_veto" in self.judge.model_fields_set:
+            raise ValueError(
+                "judge.rule_veto applies only to an LLM judge (roles.judge.engine openai or transformers): "
+                "the embedded judge is the rules themselves, so the setting would do nothing; remove it"
             )
         return self
 

@@ -45,6 +45,9 @@ RAY_ENV: dict[str, str] = {
 }
 
 
+HAPROXY_DRAINING_PERIOD_S = "5"
+
+
 def ray_env(cfg: AppConfig | None = None) -> dict[str, str]:
     """:data:`RAY_ENV`, plus Ray Serve's HAProxy switches when ``serve.haproxy`` is on."""
     env = dict(RAY_ENV)
@@ -59,6 +62,12 @@ def ray_env(cfg: AppConfig | None = None) -> dict[str, str]:
             RAY_SERVE_ENABLE_HA_PROXY="1",
             RAY_SERVE_HAPROXY_BINARY_PATH=binary,
             RAY_SERVE_ENABLE_DIRECT_INGRESS="1",  # HAProxy sends to the replicas' own ports
+            # Direct ingress holds every stopping Ingress replica at least this long (30 s by default) so
+            # that an outside load balancer can deregister it; the serve-process test saw each stop then
+            # outlast serve.shutdown()'s own 30 s and leave the controller unfinished. Serve's HAProxy is
+            # reconfigured by the controller itself when replicas change, so a short hold is enough here;
+            # an operator's own value (environment) still wins (init_ray uses setdefault).
+            RAY_SERVE_DIRECT_INGRESS_MIN_DRAINING_PERIOD_S=HAPROXY_DRAINING_PERIOD_S,
         )
     return env
 

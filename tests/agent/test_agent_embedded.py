@@ -190,4 +190,4 @@ def test_a_regulation_year_is_not_an_asked_period() -> None:
     assert query_terms("Berapa Dana Desa dalam APBN Tahun Anggaran 2023?")[1] == ["2023"]
     assert expected_figure("Berapa persen minimal APBA?") == "percent"
     assert expected_figure("Berapa lama masa jabatan Kepala Desa?") == "duration"
-    assert expected_figure("Berapa alokasi Dana Otonomi Khusus Aceh?") == "money"
+    assert expected_figure("Berapa alokasi dana hibah Kabupaten Contoh?") == "money"

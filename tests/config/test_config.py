@@ -72,3 +72,24 @@ def test_relative_paths_from_the_checkout_or_the_installed_package(
     assert load_config("configs/gpu.yaml", env={}).serve.deployment("JudgePool").num_replicas == 4
     with pytest.raises(config_module.ConfigError, match="Config file configs/nope.yaml does not exist"):
         load_config("configs/nope.yaml", env={})
+
+
+def test_rule_veto_is_refused_where_it_would_do_nothing(tmp_path: Path) -> None:
+    """The embedded judge is the rules themselves: ``judge.rule_veto`` there is a setting that does nothing,
+    so loading refuses it (true or false); an LLM judge takes it, and leaving it out keeps the default."""
+    embedded = tmp_path / "embedded.yaml"
+    for value in ("true", "false"):
+        embedded.write_text(f"roles:\n  judge: {{engine: embedded}}\njudge:\n  rule_veto: {value}\n")
+        with pytest.raises(config_module.ConfigError, match="judge.rule_veto applies only to an LLM judge"):
+            load_config(str(embedded), env={})
+    embedded.write_text("roles:\n  judge: {engine: embedded}\njudge:\n  max_batch_size: 8\n")
+    assert load_config(str(embedded), env={}).judge.max_batch_size == 8
+    llm = tmp_path / "llm.yaml"
+    llm.write_text(
+        "roles:\n  judge: {engine: openai, base_url: 'http://127.0.0.1:9/v1', model: m}\n"
+        "judge:\n  rule_veto: false\n"
+    )
+    assert load_config(str(llm), env={}).judge.rule_veto is False
+    # the shipped configs load: the LLM ones keep the veto, the embedded ones no longer name it
+    for name in ("default.yaml", "demo_sources.yaml", "llm-cpu.yaml", "gpu.yaml"):
+        load_config(str(REPO / "configs" / name), env={})

@@ -35,7 +35,7 @@ HOSTILE = [
     "kadrun semua pada demo lagi",
     "umat islam goblok dan tolol semua",
     "etnis tionghoa harus diusir dari indonesia",
-    "Pribumi harus tolak etnis cina jadi pemimpin",
+    "Etnis cina tidak pantas memimpin daerah ini, usir mereka semua",
 ]
 
 

@@ -38,9 +38,9 @@ CLINIC_DAMAGED = CLINIC.replace("memperjualbelikan", "memperjualbelilan")
 SCAN_DAMAGED_CLAIM_WORD = claim_cases(
     "clinic_damaged",
     CLINIC_DAMAGED,
-    ("Memperjualbelikan arsip negara diancam pidana penjara paling lama 7 tahun.", "supported"),
-    ("Memperjualbelikan arsip negara diancam pidana penjara paling lama 3 tahun.", "unsupported"),
-    ("Memperjualbelikan arsip negara diancam pidana penjara paling lama 8 tahun.", "unsupported"),
+    ("Memperjualbelikan arsip negara bisa dipenjara paling lama 7 tahun.", "supported"),
+    ("Memperjualbelikan arsip negara bisa dipenjara paling lama 3 tahun.", "unsupported"),
+    ("Memperjualbelikan arsip negara bisa dipenjara paling lama 8 tahun.", "unsupported"),
 )
 
 

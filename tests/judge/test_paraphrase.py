@@ -134,7 +134,7 @@ RESTATEMENTS_AND_SWAPPED_ENTITIES = [
     *claim_cases(
         "penalty",
         PENALTY,
-        ("Memalsukan dokumen diancam hukuman penjara maksimal lima tahun.", "supported"),
+        ("Pemalsu dokumen terancam hukuman penjara maksimal lima tahun.", "supported"),
         ("Memalsukan dokumen diancam denda paling banyak Rp300 juta.", "supported"),
         ("Memalsukan dokumen diancam penjara paling sedikit lima tahun.", "unsupported"),
     ),

@@ -174,24 +174,29 @@ def test_a_passed_deadline_gives_deadline_never_supported(vllm: RunningVLLM) -> 
 
 
 def test_vllm_stopped_mid_request_gives_judge_unavailable_within_the_deadline(vllm: RunningVLLM) -> None:
-    eng, _ = engine(vllm, timeout_s=3.0)
+    """The server is frozen BEFORE the request is sent, so it cannot answer first: a warm server answers a
+    repeated prompt from its prefix cache in milliseconds, and freezing it "soon after" sending raced that
+    answer. A stopped process still completes TCP handshakes (the kernel does) and its socket buffers the
+    request, so the call is in flight against a server that never replies: the engine's timeout ends it."""
+    eng, sent = engine(vllm, timeout_s=3.0)
     judge = LLMJudge(eng, rule_veto=False)
 
-    async def go() -> tuple[Any, float]:
+    async def go() -> tuple[Any, float, int]:
         try:
             await judge.judge([item("warm", "Pagu 2024 Rp 12,5 miliar.")])  # labels resolved, server warm
-            task = asyncio.create_task(
-                judge.judge([item("x", "Pagu 2024 Rp 12,5 miliar.", deadline=time.time() + 20)])
-            )
-            await asyncio.sleep(0.05)
+            before = len(sent.to("/completions"))
             started = time.perf_counter()
             with vllm.frozen():
-                results = await task
-            return results[0], time.perf_counter() - started
+                results = await judge.judge(
+                    [item("x", "Pagu 2024 Rp 12,5 miliar.", deadline=time.time() + 20)]
+                )
+                sent_while_frozen = len(sent.to("/completions")) - before
+            return results[0], time.perf_counter() - started, sent_while_frozen
         finally:
             await eng._client.aclose()
 
-    result, took = run(go())
+    result, took, sent_while_frozen = run(go())
+    assert sent_while_frozen >= 1, "the request never reached the frozen server"
     assert (result.verdict, result.unverified_reason) == ("unverified", "judge_unavailable"), result
     assert took < 20
 

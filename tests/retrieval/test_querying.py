@@ -32,7 +32,7 @@ def test_english_regulation_names_are_written_the_indonesian_way() -> None:
     from retrieval.legal import find_references
 
     for query, code, number, year in (
-        ("How does Law 21/2001 define special autonomy?", "UU", "21", 2001),
+        ("What does Law 21/2001 say about special autonomy?", "UU", "21", 2001),
         ("What does Law No. 13 of 2003 say about annual leave?", "UU", "13", 2003),
         ("What does Government Regulation Number 12 of 2019 say on budgets?", "PP", "12", 2019),
     ):

@@ -89,6 +89,8 @@ def test_haproxy_switches_go_to_every_ray_process(env: Path, monkeypatch: pytest
     assert RAY_ENV["RAY_SERVE_ENABLE_DIRECT_INGRESS"] == "0"  # no 30 s replica draining at every stop
     on = ray_env(AppConfig(serve=ServeConfig(haproxy=True)))
     assert on["RAY_SERVE_ENABLE_HA_PROXY"] == "1" and on["RAY_SERVE_ENABLE_DIRECT_INGRESS"] == "1"
+    # a stop must finish inside serve.shutdown()'s 30 s: the draining hold is shorter than that
+    assert float(on["RAY_SERVE_DIRECT_INGRESS_MIN_DRAINING_PERIOD_S"]) < 30
     assert on["RAY_SERVE_HAPROXY_BINARY_PATH"] == "/opt/haproxy/bin/haproxy"
 
 
