@@ -1,158 +1,177 @@
-"""Fuzz every route of ``/openapi.json`` with schemathesis, with a valid key, a wrong key and none.
+"""Fuzz every route of ``/openapi.json`` with the schemathesis CLI: every phase, every check (``-c all``),
+once per credential (a valid key, a wrong key, none).
 
-Each case is checked for: no 5xx, a status the route declares (the contract's status table), the declared
-content type, and a body valid against the declared schema; invalid bodies (negative mode) must be refused
-with a 4xx. The app is the in-process one over the demo corpus (the same routes and checks as every Ingress
-replica). Prints cases and failures per route and writes ``benchmarks/results/fuzz.json``.
+``schemathesis run URL/openapi.json -c all --phases examples,coverage,fuzzing,stateful`` sends the schema's
+examples, the coverage phase's boundary and type-violating values, generated valid and invalid requests and
+stateful sequences (a created conversation read back), and checks every response: no 5xx, a declared status,
+content type, headers and body schema, invalid data refused and valid data accepted, auth not ignored,
+unsupported methods answered 405. The one 5xx the contract allows (``/playground``'s 503 while verified
+identity is off) is set in ``schemathesis.toml``, which every run reads. Without ``--url`` the app is the
+in-process one over the demo corpus (the same Ingress routes and checks as every Ray Serve replica; Ray's
+proxy is not in front), served by uvicorn on 127.0.0.1. Prints a line per credential and writes
+``benchmarks/results/fuzz.json``.
 
-    python -m benchmarks.fuzz [--examples 200] [--seed N] [--out PATH]
+    python -m benchmarks.fuzz [--url http://127.0.0.1:8000 --api-key KEY] [--max-examples N] [--seed N]
 
-``tests/contract/test_fuzz.py`` runs the same function with a few examples per route in ``make test``."""
+``tests/wire/test_schemathesis.py`` runs the same function with a few examples and a fixed seed."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import socket
+import subprocess
+import sys
 import tempfile
+import threading
 import time
-from collections import Counter, defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import hypothesis
-import schemathesis
-from hypothesis import HealthCheck
-from schemathesis import GenerationMode
-from schemathesis.checks import (
-    content_type_conformance,
-    negative_data_rejection,
-    response_schema_conformance,
-    status_code_conformance,
-)
-from schemathesis.core.result import Ok
-
 API_KEY = "fuzz-key"
-AUTH_HEADERS = ("x-api-key", "authorization")
-CREDENTIALS: dict[str, dict[str, str]] = {
-    "valid_key": {"X-API-Key": API_KEY},
-    "wrong_key": {"X-API-Key": "not-a-key"},
-    "none": {},
-}
-# No 5xx (checked in ``_fuzz_one``: the contract's 503 of /playground while verified identity is off is
-# the one allowed), a declared status, the declared content type and a body valid against its schema.
-CHECKS = [status_code_conformance, content_type_conformance, response_schema_conformance]
-ALLOWED_5XX = {("POST /playground", 503)}
-MAX_FAILURES_KEPT = 5  # per route: the first few, as examples
+REPO = Path(__file__).resolve().parent.parent
+CONFIG_FILE = REPO / "schemathesis.toml"
+PHASES = ("examples", "coverage", "fuzzing", "stateful")
+OUTPUT_TAIL = 4000  # characters of the CLI's output kept when a run writes no report
 
 
-def _with_credentials(case: Any, credentials: dict[str, str]) -> None:
-    """Our credentials only: schemathesis would send made-up values for the declared security schemes."""
-    headers = {k: v for k, v in (case.headers or {}).items() if k.lower() not in AUTH_HEADERS}
-    case.headers = {**headers, **credentials}
+def credentials(api_key: str) -> dict[str, list[str]]:
+    """The header arguments of each run: a key the server accepts, one it refuses, and none."""
+    return {
+        "valid_key": ["-H", f"X-API-Key: {api_key}"],
+        "wrong_key": ["-H", "X-API-Key: not-a-key"],
+        "none": [],
+    }
 
 
-@dataclass
-class Tally:
-    cases: Counter[str] = field(default_factory=Counter)
-    failed: Counter[str] = field(default_factory=Counter)
-    statuses: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
-    failures: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+def schemathesis_cli() -> list[str]:
+    """The CLI of the running interpreter's environment (``.venv/bin/schemathesis``), else the one on PATH."""
+    beside = Path(sys.executable).with_name("schemathesis")
+    if beside.is_file():
+        return [str(beside)]
+    found = shutil.which("schemathesis")
+    if found is None:
+        raise RuntimeError("the schemathesis CLI is not installed (pip install -e '.[dev]')")
+    return [found]
 
 
-def _fuzz_one(
-    operation: Any, mode: GenerationMode, who: str, headers: dict[str, str], examples: int, seed: int | None,
-    tally: Tally,
-) -> None:
-    route = operation.label
-    checks = CHECKS + ([negative_data_rejection] if mode == GenerationMode.NEGATIVE else [])
-    cases, statuses, failures, failed = tally.cases, tally.statuses, tally.failures, tally.failed
+def command_line(
+    url: str, report: Path, headers: Sequence[str], *, max_examples: int | None, seed: int
+) -> list[str]:
+    """One ``schemathesis run``: every phase and check, one worker, no example database (a fixed ``seed``
+    gives the same cases again), the JSON report at ``report``."""
+    args = [
+        *schemathesis_cli(), "--config-file", str(CONFIG_FILE), "run", f"{url}/openapi.json",
+        "--checks", "all", "--phases", ",".join(PHASES), "--seed", str(seed), "--workers", "1",
+        "--generation-database", "none", "--no-color", "--report", "json", "--report-json-path", str(report),
+        *headers,
+    ]
+    if max_examples is not None:
+        args += ["--max-examples", str(max_examples)]
+    return args
 
-    @hypothesis.settings(
-        max_examples=examples,
-        deadline=None,
-        database=None,
-        derandomize=seed is not None,
-        phases=[hypothesis.Phase.generate],
-        suppress_health_check=list(HealthCheck),
+
+def summarise(report: dict[str, Any]) -> dict[str, Any]:
+    """The counts of one JSON run report, and what failed where."""
+    cases = report["test_cases"]
+    return {
+        "cases": cases["generated"],
+        "failures": cases["unique_failures"],
+        "cases_with_failures": cases["with_failures"],
+        "errors": sum(int(e.get("count", 1)) for e in report["errors"]),
+        "operations_tested": report["operations"]["tested"],
+        "operations_total": report["operations"]["total"],
+        "phases": {name: phase["status"] for name, phase in report["phases"].items()},
+        "failure_kinds": [
+            {"code": f["code"], "title": f["title"], "count": f["count"], "operations": f["operations"]}
+            for f in report["failures"]
+        ],
+        "error_kinds": [{"title": e["title"], "count": e.get("count", 1)} for e in report["errors"]],
+        "warnings": {kind: ops for kind, ops in report["warnings"].items() if ops},
+        "exit_code": report["exit_code"],
+        "schemathesis_version": report["schemathesis_version"],
+        "seconds": round(report["running_time"], 1),
+    }
+
+
+def run_once(
+    url: str, headers: Sequence[str], *, max_examples: int | None, seed: int, workdir: Path, name: str
+) -> dict[str, Any]:
+    report = workdir / f"{name}.json"
+    done = subprocess.run(
+        command_line(url, report, headers, max_examples=max_examples, seed=seed),
+        capture_output=True, text=True, check=False, cwd=workdir,
     )
-    @hypothesis.given(case=operation.as_strategy(generation_mode=mode))
-    def run(case: Any) -> None:
-        _with_credentials(case, headers)
-        response = case.call()
-        cases[route] += 1
-        statuses[route][str(response.status_code)] += 1
-        try:
-            if response.status_code >= 500 and (route, response.status_code) not in ALLOWED_5XX:
-                raise AssertionError(f"server error {response.status_code}: {response.text[:200]}")
-            case.validate_response(response, checks=checks)
-        except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - counted, kept as an example; run goes on
-            failed[route] += 1
-            if len(failures[route]) < MAX_FAILURES_KEPT:
-                text = " ".join(str(exc).split())[:400]
-                failures[route].append(f"{who}/{mode.value}: {response.status_code}: {text}")
-
-    try:
-        run()
-    except hypothesis.errors.Unsatisfiable:
-        pass  # negative mode on a route without parameters or body: there is nothing invalid to send
+    if not report.is_file():  # the schema did not load, or the CLI refused its arguments
+        output = (done.stdout + done.stderr)[-OUTPUT_TAIL:]
+        raise RuntimeError(f"schemathesis wrote no report (exit {done.returncode}):\n{output}")
+    summary = summarise(json.loads(report.read_text(encoding="utf-8")))
+    if summary["failures"] or summary["errors"]:
+        summary["output_tail"] = done.stdout[-OUTPUT_TAIL:]
+    return summary
 
 
 def fuzz(
-    app: Any,
-    *,
-    examples: int,
-    seed: int | None = 0,
-    modes: Sequence[GenerationMode] = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE),
-    credentials: dict[str, dict[str, str]] | None = None,
+    url: str, *, api_key: str = API_KEY, max_examples: int | None = None, seed: int = 0,
+    who: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Run ``examples`` cases per route, generation mode and credential; returns counts per route."""
-    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
-    credentials = credentials if credentials is not None else CREDENTIALS
-    tally = Tally()
-    for result in schema.get_all_operations():
-        if not isinstance(result, Ok):
-            raise RuntimeError(f"/openapi.json has an invalid operation: {result.err()}")
-        operation = result.ok()
-        for mode in modes:
-            for who, headers in credentials.items():
-                _fuzz_one(operation, mode, who, headers, examples, seed, tally)
-    cases, statuses, failures, failed = tally.cases, tally.statuses, tally.failures, tally.failed
-    routes: dict[str, dict[str, Any]] = {
-        route: {
-            "cases": cases[route],
-            "failures": failed[route],
-            "statuses": dict(sorted(statuses[route].items())),
-            "failure_examples": failures[route],
-        }
-        for route in sorted(cases)
-    }
+    """One schemathesis run per credential (all, or those named in ``who``) against ``url``."""
+    runs: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, headers in credentials(api_key).items():
+            if who is None or name in who:
+                runs[name] = run_once(
+                    url, headers, max_examples=max_examples, seed=seed, workdir=Path(tmp), name=name
+                )
     return {
-        "routes": routes,
-        "cases": sum(cases.values()),
-        "failures": sum(failed.values()),
-        "server_errors": sum(
-            n for route, r in routes.items() for code, n in r["statuses"].items()
-            if code[0] == "5" and (route, int(code)) not in ALLOWED_5XX
-        ),
+        "runs": runs,
+        "cases": sum(r["cases"] for r in runs.values()),
+        "failures": sum(r["failures"] for r in runs.values()),
+        "errors": sum(r["errors"] for r in runs.values()),
     }
 
 
-def demo_app(tmp: Path) -> Any:
+@contextmanager
+def served(app: Any) -> Iterator[str]:
+    """``http://127.0.0.1:PORT`` while uvicorn (the server Ray's proxy runs too) serves ``app`` in a
+    thread."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", ws="none", http="h11"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    try:
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def demo_app(tmp: Path, api_key: str = API_KEY) -> Any:
     """The in-process app over the demo corpus, in ``tmp`` (index, store)."""
     from serve_app.config import load_config
     from serve_app.runtime import factory, index_setup
 
-    repo = Path(__file__).resolve().parent.parent
     index_dir = tmp / "index"
     env = {
-        "ACEH_API_KEYS": API_KEY,
+        "ACEH_API_KEYS": api_key,
         "ACEH_INDEX_DIR": str(index_dir),
         "ACEH_DATABASE_URL": f"sqlite:///{tmp / 'fuzz.db'}",
     }
-    cfg = load_config(str(repo / "configs" / "default.yaml"), env=env)
-    index_setup.ingest_paths(cfg, [repo / "configs" / "demo_corpus"], index_dir, progress=False)
+    cfg = load_config(str(REPO / "configs" / "default.yaml"), env=env)
+    index_setup.ingest_paths(cfg, [REPO / "configs" / "demo_corpus"], index_dir, progress=False)
     return factory.build_inprocess_app(cfg)
 
 
@@ -160,34 +179,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     from benchmarks.harness import Result, command, write_result
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--examples", type=int, default=200, help="cases per route, mode and credential")
-    p.add_argument("--seed", type=int, default=None, help="fixed generation (default: random)")
+    p.add_argument("--url", help="a running service (default: the in-process app on uvicorn, demo corpus)")
+    p.add_argument("--api-key", default=API_KEY, help="a key the service at --url accepts")
+    p.add_argument("--max-examples", type=int, default=None, help="per operation (default: schemathesis's)")
+    p.add_argument("--seed", type=int, default=0, help="schemathesis --seed (the same cases again)")
     p.add_argument("--out", help="result path (default benchmarks/results/fuzz.json)")
     args = p.parse_args(argv)
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        report = fuzz(demo_app(Path(tmp)), examples=args.examples, seed=args.seed)
+    if args.url:
+        report = fuzz(args.url.rstrip("/"), api_key=args.api_key, max_examples=args.max_examples,
+                      seed=args.seed)
+        target = args.url
+    else:
+        with tempfile.TemporaryDirectory() as tmp, served(demo_app(Path(tmp), args.api_key)) as url:
+            report = fuzz(url, api_key=args.api_key, max_examples=args.max_examples, seed=args.seed)
+        target = "the in-process app (demo corpus) on uvicorn, 127.0.0.1"
     seconds = time.perf_counter() - started
-    print(f"{'route':<44} {'cases':>7} {'failures':>9}  statuses")
-    for route, r in report["routes"].items():
-        print(f"{route:<44} {r['cases']:>7} {r['failures']:>9}  {json.dumps(r['statuses'])}")
-        for example in r["failure_examples"]:
-            print(f"    {example}")
-    print(f"total: {report['cases']} cases, {report['failures']} failures, {seconds:.0f} s")
+    print(f"{'credentials':<12} {'cases':>7} {'failures':>9} {'errors':>7}  operations  phases")
+    for name, r in report["runs"].items():
+        phases = ", ".join(f"{k} {v}" for k, v in r["phases"].items())
+        ops = f"{r['operations_tested']}/{r['operations_total']}"
+        print(f"{name:<12} {r['cases']:>7} {r['failures']:>9} {r['errors']:>7}  {ops:<10}  {phases}")
+        for kind in r["failure_kinds"] + r["error_kinds"]:
+            print(f"    {json.dumps(kind, ensure_ascii=False)}")
+    print(f"total: {report['cases']} cases, {report['failures']} failures, {report['errors']} errors, "
+          f"{seconds:.0f} s")
     path = write_result(
         Result(
             benchmark="fuzz",
-            figures={"cases": report["cases"], "failures": report["failures"]},
-            data="schemathesis cases from /openapi.json (demo corpus), valid/wrong/no key, positive+negative",
+            figures={"cases": report["cases"], "failures": report["failures"], "errors": report["errors"]},
+            data="schemathesis CLI, -c all, all four phases, on /openapi.json; valid, wrong and no key",
             in_sample=False,
             command=command("fuzz", argv),
-            details={**report, "examples_per_route_mode_credential": args.examples,
+            details={**report, "target": target, "seed": args.seed, "max_examples": args.max_examples,
+                     "phases_asked": list(PHASES), "config_file": CONFIG_FILE.name,
                      "seconds": round(seconds)},
         ),
         args.out,
     )
     print(f"wrote {path}")
-    return 0 if report["failures"] == 0 else 1
+    return 0 if report["failures"] == 0 and report["errors"] == 0 else 1
 
 
 if __name__ == "__main__":

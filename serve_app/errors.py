@@ -83,6 +83,18 @@ class NotFound(ServiceError):
     detail = "Percakapan atau sumber yang diminta tidak ditemukan."
 
 
+class RouteNotFound(NotFound):
+    """No route for the path (a path parameter holding ``/`` included): the router's own 404."""
+
+    detail = "Rute yang diminta tidak ada."
+
+
+class MethodNotAllowed(ServiceError):
+    status_code = 405
+    error = "method_not_allowed"
+    detail = "Metode HTTP ini tidak didukung oleh rute ini."
+
+
 class NothingReadable(NotFound):
     detail = "Alat pencarian tidak mengembalikan sumber yang dapat dibaca untuk pertanyaan ini."
 

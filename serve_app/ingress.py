@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -51,6 +52,15 @@ AnswerStream = AsyncGenerator[StreamItem, None]
 
 def _error_response(exc: errors.ServiceError) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.status_code, headers=exc.headers)
+
+
+async def _routing_error(_request: Request, exc: Exception) -> Response:
+    """The router's own answers, a path no route matches (404) or a method the route does not take (405,
+    with its ``Allow``), in the contract's JSON error body like every other error the OpenAPI declares."""
+    status = exc.status_code if isinstance(exc, HTTPException) else 404
+    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
+    error = errors.MethodNotAllowed() if status == 405 else errors.RouteNotFound()
+    return JSONResponse(error.body(), status_code=error.status_code, headers=headers)
 
 
 async def _next_item(stream: AnswerStream, route: str) -> StreamItem | errors.ServiceError:
@@ -125,7 +135,11 @@ class Ingress:
         if self.node_id is not None:
             counter = self.metrics.node_responses.labels(self.node_id)
             middleware.append(Middleware(ServedByMiddleware, node_id=self.node_id, on_response=counter.inc))
-        return Starlette(routes=routes, middleware=middleware)
+        return Starlette(
+            routes=routes,
+            middleware=middleware,
+            exception_handlers={404: _routing_error, 405: _routing_error},
+        )
 
     # ------------------------------------------------------------------ open routes
 

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval.catalog import DocumentOutline, DocumentPage, PassageView, Section
 from retrieval.types import Chunk, DocumentInfo
 from serve_app.wire.schemas import Citation, WireModel
+from serve_app.wire.strict_types import NotBlank
 
 MAX_PAGE_SIZE = 100
 
@@ -17,22 +18,15 @@ class DocumentListParams(BaseModel):
     and an unknown parameter is a 422 like an unknown body field."""
 
     model_config = ConfigDict(extra="forbid")
-    q: str | None = Field(None, min_length=1, max_length=200, description="Words that must all occur in "
+    q: NotBlank | None = Field(None, min_length=1, max_length=200, description="Words that must all occur in "
                           "the title, source, type, number, year or issuer (case-insensitive).")
-    type: str | None = Field(None, min_length=1, max_length=64, description="Document type, e.g. Qanun.")
-    number: str | None = Field(None, min_length=1, max_length=64, description="Regulation number.")
+    type: NotBlank | None = Field(None, min_length=1, max_length=64, description="Document type, e.g. Qanun.")
+    number: NotBlank | None = Field(None, min_length=1, max_length=64, description="Regulation number.")
     year: int | None = Field(None, ge=1800, le=2200)
-    selection: str | None = Field(None, min_length=1, max_length=128,
+    selection: NotBlank | None = Field(None, min_length=1, max_length=128,
                                   description="Only the documents of this named selection.")
     page: int = Field(1, ge=1, le=100_000)
     page_size: int = Field(20, ge=1, le=MAX_PAGE_SIZE)
-
-    @field_validator("q", "type", "number", "selection")
-    @classmethod
-    def _not_blank(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
-            raise ValueError("must not be blank")
-        return value
 
 
 class DocumentSummary(WireModel):

@@ -160,6 +160,17 @@ def _path_param(name: str) -> dict[str, Any]:
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
 
 
+def _without_null(prop: dict[str, Any]) -> dict[str, Any]:
+    """A query parameter's schema: the model's ``X | None`` means "may be left out", and a query string has
+    no null (``?year=`` is the empty text, refused like any text that is not a number)."""
+    branches = prop.get("anyOf")
+    if not isinstance(branches, list):
+        return prop
+    kept = [b for b in branches if b != {"type": "null"}]
+    rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+    return {**rest, **kept[0]} if len(kept) == 1 else {**rest, "anyOf": kept}
+
+
 def _query_params() -> list[dict[str, Any]]:
     schema = d.DocumentListParams.model_json_schema()
     return [
@@ -167,11 +178,20 @@ def _query_params() -> list[dict[str, Any]]:
             "name": name,
             "in": "query",
             "required": False,
-            "schema": prop,
+            "schema": _without_null(prop),
             "description": prop.get("description", ""),
         }
         for name, prop in schema["properties"].items()
     ]
+
+
+def _conversation_op() -> dict[str, Any]:
+    op = _get_op(
+        "A conversation as the reader saw it", "ConversationView", [_path_param("conversation_id")]
+    )
+    op["responses"]["404"]["description"] = "unknown, or owned by another principal"
+    del op["responses"]["422"]  # no parameter but the path's, which any text fills
+    return op
 
 
 def _artifact_op() -> dict[str, Any]:
@@ -204,11 +224,9 @@ def _playground_op() -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def openapi_document() -> JSONObject:
-    models: list[type[BaseModel]] = [
-        s.QueryRequest,
-        s.QueryV2Request,
-        s.PlaygroundRequest,
-        s.SearchRequest,
+    # Request bodies are published as they are validated, responses as they are written.
+    requests: list[type[BaseModel]] = [s.QueryRequest, s.QueryV2Request, s.PlaygroundRequest, s.SearchRequest]
+    responses: list[type[BaseModel]] = [
         s.QueryV2Response,
         s.QueryV1Response,
         s.PlaygroundResponse,
@@ -222,7 +240,9 @@ def openapi_document() -> JSONObject:
         *events.SSE_EVENTS.values(),
     ]
     _, defs = models_json_schema(
-        [(m, "serialization") for m in models], by_alias=True, ref_template="#/components/schemas/{model}"
+        [(m, "validation") for m in requests] + [(m, "serialization") for m in responses],
+        by_alias=True,
+        ref_template="#/components/schemas/{model}",
     )
     _relax(defs)
     paths = {
@@ -241,9 +261,7 @@ def openapi_document() -> JSONObject:
         "/conversations": {
             "post": _op("Create an empty conversation", None, "ConversationCreated", status="201")
         },
-        "/conversations/{conversation_id}": {
-            "get": _op("A conversation as the reader saw it", None, "ConversationView")
-        },
+        "/conversations/{conversation_id}": {"get": _conversation_op()},
         "/documents": {
             "get": _get_op(
                 "Documents the caller may use, by title/type/number/year, paged",

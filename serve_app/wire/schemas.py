@@ -8,9 +8,11 @@ The committed JSON Schemas in ``serve_app/wire/json_schemas/`` and ``/openapi.js
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from serve_app.wire.strict_types import FalseOnly, JsonInt, NotBlank
 
 WIRE_SCHEMA_VERSION = "1"
 
@@ -37,14 +39,9 @@ FallbackReason = Literal[
 V1FallbackReason = FallbackReason | Literal["insufficient_verified_claims"]
 
 
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("query must not be empty")
-    return value
-
-
-# A question: the length limits are Field's, and a text of only white space is refused like an empty one.
-QueryText = Annotated[str, AfterValidator(_not_blank)]
+# A question: the length limits are Field's, and a text of only white space is refused like an empty one
+# (the published schema says so with a pattern).
+QueryText = NotBlank
 
 
 class WireRequest(BaseModel):
@@ -60,8 +57,15 @@ class WireModel(BaseModel):
 # ---------------------------------------------------------------- requests
 
 
+# One invented request per body, published as the schema's ``examples`` (schemathesis's examples phase sends
+# them; a generated client's docs show them).
+QUESTION_EXAMPLE = "Siapa yang menetapkan qanun ini?"
+
+
 class QueryRequest(WireRequest):
     """Body of ``/query`` and ``/query/stream``."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"query": QUESTION_EXAMPLE}]})
 
     query: QueryText = Field(min_length=1, max_length=4000, description="The question, 1-4,000 characters.")
     conversation_id: str | None = None
@@ -76,16 +80,23 @@ class QueryRequest(WireRequest):
 class QueryV2Request(QueryRequest):
     """Body of ``/query/v2`` and ``/query/v2/stream``: ``offer_artifacts`` may only be false."""
 
-    offer_artifacts: Literal[False] = False
+    offer_artifacts: FalseOnly = False
 
 
 class PlaygroundRequest(QueryV2Request):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"query": QUESTION_EXAMPLE, "editorial_prompt": "Jawab dalam dua kalimat."}]
+        }
+    )
     editorial_prompt: str = Field(min_length=1, max_length=2000)
 
 
 class SearchRequest(WireRequest):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"query": "pajak kendaraan", "top_k": 5}]})
+
     query: QueryText = Field(min_length=1, max_length=4000)
-    top_k: int = Field(10, ge=1, le=50)
+    top_k: JsonInt = Field(10, ge=1, le=50, description="1-50; 2.0 counts as 2, as in JSON Schema.")
     document_ids: list[str] | None = None
     selection: str | None = None
     include_provenance: bool = False

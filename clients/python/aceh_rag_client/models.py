@@ -421,7 +421,15 @@ class PlaygroundRequest(BaseModel):
         False
     )
     offer_artifacts: Annotated[Literal[False], Field(title='Offer Artifacts')] = False
-    query: Annotated[str, Field(max_length=4000, min_length=1, title='Query')]
+    query: Annotated[
+        str,
+        Field(
+            max_length=4000,
+            min_length=1,
+            pattern='[^\\u0009-\\u000d\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+            title='Query',
+        ),
+    ]
     """
     The question, 1-4,000 characters.
     """
@@ -450,7 +458,15 @@ class QueryRequest(BaseModel):
         False
     )
     offer_artifacts: Annotated[bool | None, Field(title='Offer Artifacts')] = False
-    query: Annotated[str, Field(max_length=4000, min_length=1, title='Query')]
+    query: Annotated[
+        str,
+        Field(
+            max_length=4000,
+            min_length=1,
+            pattern='[^\\u0009-\\u000d\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+            title='Query',
+        ),
+    ]
     """
     The question, 1-4,000 characters.
     """
@@ -479,7 +495,15 @@ class QueryV2Request(BaseModel):
         False
     )
     offer_artifacts: Annotated[Literal[False], Field(title='Offer Artifacts')] = False
-    query: Annotated[str, Field(max_length=4000, min_length=1, title='Query')]
+    query: Annotated[
+        str,
+        Field(
+            max_length=4000,
+            min_length=1,
+            pattern='[^\\u0009-\\u000d\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+            title='Query',
+        ),
+    ]
     """
     The question, 1-4,000 characters.
     """
@@ -507,9 +531,20 @@ class SearchRequest(BaseModel):
     include_provenance: Annotated[bool | None, Field(title='Include Provenance')] = (
         False
     )
-    query: Annotated[str, Field(max_length=4000, min_length=1, title='Query')]
+    query: Annotated[
+        str,
+        Field(
+            max_length=4000,
+            min_length=1,
+            pattern='[^\\u0009-\\u000d\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]',
+            title='Query',
+        ),
+    ]
     selection: Annotated[str | None, Field(title='Selection')] = None
     top_k: Annotated[int | None, Field(ge=1, le=50, title='Top K')] = 10
+    """
+    1-50; 2.0 counts as 2, as in JSON Schema.
+    """
 
 
 class SearchResult(BaseModel):

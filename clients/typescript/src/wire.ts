@@ -832,6 +832,9 @@ export interface SearchRequest {
   include_provenance?: boolean;
   query: string;
   selection?: string | null;
+  /**
+   * 1-50; 2.0 counts as 2, as in JSON Schema.
+   */
   top_k?: number;
 }
 /**
