@@ -129,9 +129,9 @@ class Ingress:
             max_readers=limits.max_body_readers,
         )
         middleware = [
-            # Outermost: a slow body is refused (408 / 503 / 413) before any route or trace work waits on it.
-            Middleware(BodyGuardMiddleware, limits=body_limits),
             Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy),
+            # Before any route: a slow body is refused (408 / 503 / 413) before a route waits on it.
+            Middleware(BodyGuardMiddleware, limits=body_limits),
         ]
         if self.node_id is not None:
             counter = self.metrics.node_responses.labels(self.node_id)

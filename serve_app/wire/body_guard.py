@@ -19,9 +19,11 @@ so they answer while these limits are hit.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -29,7 +31,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from serve_app import errors
-from serve_app.wire.tracing import HttpMiddleware
+from serve_app.wire.tracing import REQUEST_ID_HEADER, HttpMiddleware, valid_request_id
 
 log = logging.getLogger("aceh_rag.body_guard")
 OPEN_PATHS = frozenset({"/healthz", "/metrics", "/-/healthz", "/-/routes"})
@@ -74,24 +76,30 @@ class _Disconnected(Exception):
 
 
 class BodyGuardMiddleware(HttpMiddleware):
-    def __init__(self, app: ASGIApp, *, limits: BodyLimits | None = None) -> None:
+    def __init__(
+        self, app: ASGIApp, *, limits: BodyLimits | None = None, tag_request_id: bool = False
+    ) -> None:
+        """``tag_request_id``: put an ``X-Request-ID`` on its own refusals (in Ray's proxy, where no trace
+        middleware is around it)."""
         super().__init__(app)
         self.limits = limits or BodyLimits()
+        self.tag_request_id = tag_request_id
         self.readers = 0  # one event loop per middleware: a plain counter needs no lock
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
+        refuse = functools.partial(_refuse, send, _request_id(headers) if self.tag_request_id else None)
         declared = headers.get("content-length")
         chunked = "chunked" in headers.get("transfer-encoding", "").lower()
         if scope.get("path") in OPEN_PATHS or (not chunked and declared in (None, "0")):
             await self.app(scope, receive, send)  # no body to wait for
             return
         if declared is not None and declared.isdigit() and int(declared) > self.limits.max_body_bytes:
-            await _refuse(send, errors.PayloadTooLarge())
+            await refuse(errors.PayloadTooLarge())
             return
         if self.readers >= self.limits.max_readers:
             log.warning("body readers at their limit (%d): 503", self.limits.max_readers)
-            await _refuse(send, errors.NotReady(headers={"Retry-After": str(BUSY_RETRY_AFTER_S)}))
+            await refuse(errors.NotReady(headers={"Retry-After": str(BUSY_RETRY_AFTER_S)}))
             return
         self.readers += 1
         try:
@@ -99,10 +107,10 @@ class BodyGuardMiddleware(HttpMiddleware):
                 body = await self._read(receive)
         except TimeoutError:
             log.info("request body not complete within %.1f s: 408", self.limits.read_deadline_s)
-            await _refuse(send, errors.RequestTimeout())
+            await refuse(errors.RequestTimeout())
             return
         except _TooLarge:
-            await _refuse(send, errors.PayloadTooLarge())
+            await refuse(errors.PayloadTooLarge())
             return
         except _Disconnected:
             return  # the client left: nobody to answer
@@ -140,7 +148,11 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-async def _refuse(send: Send, error: errors.ServiceError) -> None:
+def _request_id(headers: Headers) -> str:
+    return valid_request_id(headers.get(REQUEST_ID_HEADER)) or uuid.uuid4().hex
+
+
+async def _refuse(send: Send, request_id: str | None, error: errors.ServiceError) -> None:
     body = json.dumps(error.body(), ensure_ascii=False).encode()
     headers = [
         (b"content-type", b"application/json"),
@@ -148,5 +160,7 @@ async def _refuse(send: Send, error: errors.ServiceError) -> None:
         (b"connection", b"close"),
         *((k.lower().encode(), v.encode()) for k, v in error.headers.items()),
     ]
+    if request_id is not None:
+        headers.append((b"x-request-id", request_id.encode()))
     await send({"type": "http.response.start", "status": error.status_code, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})

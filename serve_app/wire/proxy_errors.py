@@ -105,4 +105,7 @@ def middlewares() -> list[Any]:
     """The callback Ray's proxy imports (``RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH``). The body guard
     comes first (outermost): a slow body is held, and refused, in the proxy, so it never ties up an Ingress
     replica's request slot."""
-    return [Middleware(BodyGuardMiddleware, limits=BodyLimits.from_env()), Middleware(ReplicaLostMiddleware)]
+    return [
+        Middleware(BodyGuardMiddleware, limits=BodyLimits.from_env(), tag_request_id=True),
+        Middleware(ReplicaLostMiddleware),
+    ]
