@@ -1,6 +1,6 @@
-"""JSON bodies that Python's parser chokes on or reads ambiguously (wire/json_body.py), through the whole parse
-path of the real routes: each answers the contract's 400 with a key (401 without), never a 500, logs one line
-without a traceback, and the service stays healthy."""
+"""JSON bodies that Python's parser chokes on or reads ambiguously (wire/json_body.py), through the whole
+parse path of the real routes: each answers the contract's 400 with a key (401 without), never a 500, logs one
+line without a traceback, and the service stays healthy."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_depth_counts_brackets_outside_strings_only() -> None:
 
 
 def test_ordinary_json_still_parses() -> None:
-    assert strict_json('{"query": "Pendapatan daerah \\u00e9 \\ud83d\\ude00", "k": [1, 2.5]}'.encode()) == {
+    assert strict_json(b'{"query": "Pendapatan daerah \\u00e9 \\ud83d\\ude00", "k": [1, 2.5]}') == {
         "query": "Pendapatan daerah é 😀",
         "k": [1, 2.5],
     }
