@@ -117,6 +117,12 @@ class ModelFailure(ServiceError):
     detail = "Layanan model tidak dapat menyelesaikan jawaban. Silakan coba lagi."
 
 
+class RequestTimeout(ServiceError):
+    status_code = 408
+    error = "request_timeout"
+    detail = "Body permintaan tidak selesai dikirim dalam batas waktu."
+
+
 class NotReady(ServiceError):
     status_code = 503
     error = "not_ready"

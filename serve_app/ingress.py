@@ -28,6 +28,7 @@ from serve_app.guard.policy import GuardDecision
 from serve_app.metrics import Metrics
 from serve_app.pipeline import Pipeline
 from serve_app.roles import EventSink, ToolEvent
+from serve_app.wire.body_guard import BodyGuardMiddleware, BodyLimits
 from serve_app.wire.documents import DocumentListParams
 from serve_app.wire.openapi import openapi_document
 from serve_app.wire.params import body_as, no_params, query_as, read_body
@@ -131,7 +132,17 @@ class Ingress:
             # The reference web client: open like /healthz; the page sends credentials on its API calls.
             Mount("/ui", app=UIStaticFiles(), name="ui"),
         ]
-        middleware = [Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy)]
+        limits = self.pipeline.config.limits
+        body_limits = BodyLimits(
+            max_body_bytes=self.max_body_bytes,
+            read_deadline_s=limits.body_read_deadline_s,
+            max_readers=limits.max_body_readers,
+        )
+        middleware = [
+            Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy),
+            # Before any route: a slow body is refused (408 / 503 / 413) before a route waits on it.
+            Middleware(BodyGuardMiddleware, limits=body_limits),
+        ]
         if self.node_id is not None:
             counter = self.metrics.node_responses.labels(self.node_id)
             middleware.append(Middleware(ServedByMiddleware, node_id=self.node_id, on_response=counter.inc))

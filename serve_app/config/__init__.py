@@ -129,6 +129,15 @@ class ArtifactsConfig(StrictModel):
 
 class LimitsConfig(StrictModel):
     max_body_bytes: int = 65536
+    # Slow bodies (wire/body_guard.py): a body not complete this long after its headers is answered 408 and
+    # its connection closed; at most ``max_body_readers`` requests read a body at once (more: 503 at once).
+    body_read_deadline_s: float = Field(10.0, gt=0, le=300)
+    max_body_readers: int = Field(256, ge=1)
+    # How long the HTTP server keeps an idle keep-alive connection open (uvicorn's timeout_keep_alive).
+    keep_alive_s: int = Field(15, ge=1, le=600)
+    # The conversation store on PostgreSQL: how long a connect and one statement may take.
+    db_connect_timeout_s: int = Field(10, ge=2, le=300)
+    db_statement_timeout_s: float = Field(30.0, gt=0, le=3600)
     requests_per_minute: int = 6000
     playground_per_minute: int = 10
 

@@ -107,7 +107,14 @@ class Store:
     """All persistent state of the service. ``Store(url).migrate()`` once at start-up."""
 
     def __init__(
-        self, url: str, *, schema: str | None = None, pool_size: int = 10, echo: bool = False
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        pool_size: int = 10,
+        echo: bool = False,
+        connect_timeout_s: int = 10,
+        statement_timeout_s: float = 30.0,
     ) -> None:
         self.url = database_url(url)
         parsed = make_url(self.url)
@@ -126,14 +133,21 @@ class Store:
             self.engine = self._sqlite_engine(parsed.database, echo=echo)
             self._local_writer = threading.Lock()
         else:
-            connect_args: dict[str, Any] = {"connect_timeout": 10}
+            # An unreachable server fails in connect_timeout_s; a statement stuck on a lock or a slow plan
+            # is cancelled by the server after statement_timeout_s: no request thread waits on the OS.
+            options = f"-c statement_timeout={int(statement_timeout_s * 1000)}"
+            given = parsed.query.get("options")  # the URL's own options (connect_args would replace them)
+            if given:
+                options = f"{given if isinstance(given, str) else ' '.join(given)} {options}"
             if schema is not None:
-                connect_args["options"] = f"-csearch_path={schema}"
+                options += f" -c search_path={schema}"
+            connect_args: dict[str, Any] = {"connect_timeout": connect_timeout_s, "options": options}
             self.engine = create_engine(
                 self.url,
                 pool_size=pool_size,
                 max_overflow=2 * pool_size,
                 pool_pre_ping=True,
+                pool_timeout=connect_timeout_s,
                 connect_args=connect_args,
                 echo=echo,
             )

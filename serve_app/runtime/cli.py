@@ -17,6 +17,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from serve_app.config import AppConfig, ConfigError, load_config  # noqa: E402
+from serve_app.config.redact import redact_urls  # noqa: E402
 
 MARKS = {
     "supported": "✓ terverifikasi",
@@ -92,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }[args.command]
         return handler(cfg, args)
     except (ConfigError, CliError) as exc:
-        print(f"aceh-rag: {exc}", file=sys.stderr)
+        print(f"aceh-rag: {redact_urls(str(exc))}", file=sys.stderr)  # never a password, whoever raised it
         return 2
     except KeyboardInterrupt:
         return 130

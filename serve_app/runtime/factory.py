@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from judge.types import JudgeItem, JudgeResult
 from serve_app.config import AppConfig, ConfigError, EngineConfig
+from serve_app.config.redact import redact_urls, redacted_url
 from serve_app.runtime.index_setup import build_live_retriever, build_retriever
 
 # The model-backed roles live in llm_roles; re-exported here, where every caller builds components.
@@ -149,16 +150,47 @@ def build_store(cfg: AppConfig) -> Store:
         path = cfg.resolve(url.removeprefix("sqlite:///"))
         path.parent.mkdir(parents=True, exist_ok=True)
         url = f"sqlite:///{path}"
+    limits = cfg.limits
     try:
-        store = Store(url)
+        store = Store(
+            url,
+            connect_timeout_s=limits.db_connect_timeout_s,
+            statement_timeout_s=limits.db_statement_timeout_s,
+        )
         store.migrate()
     except ValueError as exc:
-        raise ConfigError(str(exc).rstrip(".") + ".") from None
+        raise ConfigError(redact_urls(str(exc)).rstrip(".") + ".") from None
     except Exception as exc:  # noqa: BLE001 - an unreachable database is a start-up problem
         raise ConfigError(
-            f"The database at {cfg.database_url} cannot be opened ({type(exc).__name__})."
+            f"The database at {redacted_url(cfg.database_url)} cannot be opened ({type(exc).__name__}); "
+            "check that the server runs, the host and port, and the user and password."
         ) from None
     return store
+
+
+def check_database(cfg: AppConfig) -> None:
+    """A PostgreSQL store that cannot be reached fails start-up here, in one sentence with the password
+    hidden, not as a deployment failure of the Ingress with the URL in Ray's controller log."""
+    if not cfg.database_url.startswith("postgresql"):
+        return  # SQLite: the file is created on first use
+    from sqlalchemy import text
+
+    from serve_app.conversation.store import Store
+
+    try:
+        store = Store(cfg.database_url, connect_timeout_s=cfg.limits.db_connect_timeout_s)
+    except ValueError as exc:
+        raise ConfigError(redact_urls(str(exc)).rstrip(".") + ".") from None
+    try:
+        with store.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:  # noqa: BLE001 - any failure to connect is the operator's to fix
+        raise ConfigError(
+            f"The database at {redacted_url(cfg.database_url)} cannot be reached ({type(exc).__name__}); "
+            "check that the server runs, the host and port, and the user and password."
+        ) from None
+    finally:
+        store.engine.dispose()
 
 
 def build_guard(cfg: AppConfig, *, store: Store, processes: int = 1) -> GuardService:
@@ -264,6 +296,7 @@ def preflight(cfg: AppConfig) -> None:
             except ValueError as exc:
                 raise ConfigError(str(exc).rstrip(".") + ".") from None
     build_policy(cfg)
+    check_database(cfg)
     from serve_app.runtime.sources import build_live_tools
 
     build_live_tools(cfg)  # an unusable source fails here, with one sentence, not inside a replica

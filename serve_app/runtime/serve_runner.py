@@ -14,6 +14,7 @@ import threading
 
 from serve_app.config import AppConfig, ConfigError
 from serve_app.runtime import factory, index_setup
+from serve_app.wire.body_guard import BodyLimits
 
 
 def check_port_free(host: str, port: int) -> None:
@@ -51,6 +52,8 @@ HAPROXY_DRAINING_PERIOD_S = "5"
 def ray_env(cfg: AppConfig | None = None) -> dict[str, str]:
     """:data:`RAY_ENV`, plus Ray Serve's HAProxy switches when ``serve.haproxy`` is on."""
     env = dict(RAY_ENV)
+    if cfg is not None:  # the body guard in Ray's proxy (wire/body_guard.py) reads its limits from these
+        env.update(body_limits(cfg).env())
     if cfg is not None and cfg.serve.haproxy:
         binary = os.environ.get("RAY_SERVE_HAPROXY_BINARY_PATH") or shutil.which("haproxy")
         if not binary:
@@ -70,6 +73,15 @@ def ray_env(cfg: AppConfig | None = None) -> dict[str, str]:
             RAY_SERVE_DIRECT_INGRESS_MIN_DRAINING_PERIOD_S=HAPROXY_DRAINING_PERIOD_S,
         )
     return env
+
+
+def body_limits(cfg: AppConfig) -> BodyLimits:
+    limits = cfg.limits
+    return BodyLimits(
+        max_body_bytes=limits.max_body_bytes,
+        read_deadline_s=limits.body_read_deadline_s,
+        max_readers=limits.max_body_readers,
+    )
 
 
 def init_ray(*, num_cpus: int | None = None, env: dict[str, str] | None = None) -> None:
@@ -102,7 +114,13 @@ def start_serve(cfg: AppConfig, *, num_cpus: int | None = None) -> None:
 
     from serve_app.app import build_app
 
-    serve.start(http_options={"host": cfg.serve.host, "port": cfg.port})
+    serve.start(
+        http_options={
+            "host": cfg.serve.host,
+            "port": cfg.port,
+            "keep_alive_timeout_s": cfg.limits.keep_alive_s,  # uvicorn's idle keep-alive in the proxy
+        }
+    )
     serve.run(build_app(cfg), name="aceh-rag", route_prefix="/", blocking=False)
 
 

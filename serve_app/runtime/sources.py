@@ -14,6 +14,7 @@ from serve_app.agent.tools.ckan import CkanPortal, OpenDataTool
 from serve_app.agent.tools.egress import EgressPolicy
 from serve_app.agent.tools.sql import SqlQueryTool
 from serve_app.config import REPO_ROOT, AppConfig, ConfigError
+from serve_app.config.redact import redact_urls
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ def build_live_tools(cfg: AppConfig, *, env: Mapping[str, str] | None = None) ->
         try:
             tools.append(SqlQueryTool.from_config(sources.sql, root=REPO_ROOT))
         except ValueError as exc:
-            raise ConfigError(f"sources.sql: {str(exc).rstrip('.')}.") from None
+            raise ConfigError(f"sources.sql: {redact_urls(str(exc)).rstrip('.')}.") from None
     if sources.ckan:
         tools.append(OpenDataTool([CkanPortal.from_config(p) for p in sources.ckan], egress=egress))
     if sources.bps is not None:

@@ -4,7 +4,7 @@ or ``no_params`` to its checks, which run it before the guard call."""
 
 from __future__ import annotations
 
-import json
+import logging
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -12,8 +12,10 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
 from serve_app import errors
+from serve_app.wire.json_body import JSONRefused, strict_json
 
 M = TypeVar("M", bound=BaseModel)
+log = logging.getLogger("aceh_rag.params")
 
 
 async def read_body(request: Request, max_bytes: int) -> bytes:
@@ -32,10 +34,12 @@ async def read_body(request: Request, max_bytes: int) -> bytes:
 
 
 def parse_json_body(body: bytes, model: type[M]) -> M:
-    """A JSON body as a model: unreadable JSON (or none) is a 400, a body the model refuses a 422."""
+    """A JSON body as a model: unreadable JSON (or none, or one :func:`strict_json` refuses) is a 400, a
+    body the model refuses a 422."""
     try:
-        raw = json.loads(body) if body else None
-    except (ValueError, UnicodeDecodeError):
+        raw = strict_json(body) if body else None
+    except JSONRefused as exc:
+        log.info("request body refused with 400: %s", exc)  # one line: the reason, never the body
         raise errors.BadRequest() from None
     if raw is None and body.strip() != b"null":
         raise errors.BadRequest()

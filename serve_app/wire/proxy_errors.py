@@ -28,6 +28,7 @@ from starlette.middleware import Middleware
 from starlette.types import Message, Receive, Scope, Send
 
 from serve_app import errors
+from serve_app.wire.body_guard import BodyGuardMiddleware, BodyLimits
 from serve_app.wire.sse import error_frame
 from serve_app.wire.tracing import REQUEST_ID_HEADER, HttpMiddleware, valid_request_id
 
@@ -101,5 +102,10 @@ async def _send_json(send: Send, error: errors.ServiceError, request_id: str) ->
 
 
 def middlewares() -> list[Any]:
-    """The callback Ray's proxy imports (``RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH``)."""
-    return [Middleware(ReplicaLostMiddleware)]
+    """The callback Ray's proxy imports (``RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH``). The body guard
+    comes first (outermost): a slow body is held, and refused, in the proxy, so it never ties up an Ingress
+    replica's request slot."""
+    return [
+        Middleware(BodyGuardMiddleware, limits=BodyLimits.from_env(), tag_request_id=True),
+        Middleware(ReplicaLostMiddleware),
+    ]

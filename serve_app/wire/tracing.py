@@ -28,6 +28,8 @@ from typing import Any, TextIO
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from serve_app.config.redact import redact_urls
+
 REQUEST_ID_HEADER = "x-request-id"
 MAX_REQUEST_ID = 128
 _REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")  # at most MAX_REQUEST_ID characters
@@ -200,7 +202,7 @@ class JsonFormatter(logging.Formatter):
             "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
             "level": record.levelname,
             "logger": record.name,
-            "message": record.getMessage(),
+            "message": redact_urls(record.getMessage()),  # a URL's password never reaches a log
             "request_id": getattr(record, "request_id", None),
             "trace_id": getattr(record, "trace_id", None),
         }
@@ -208,7 +210,7 @@ class JsonFormatter(logging.Formatter):
         if isinstance(fields, dict):
             out.update({k: v for k, v in fields.items() if k not in out})
         if record.exc_info:
-            out["exc"] = self.formatException(record.exc_info)
+            out["exc"] = redact_urls(self.formatException(record.exc_info))
         return json.dumps(out, ensure_ascii=False, default=str)
 
 

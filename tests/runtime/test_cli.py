@@ -82,10 +82,10 @@ def test_haproxy_asked_for_but_not_installed(
 
 def test_haproxy_switches_go_to_every_ray_process(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from serve_app.config import AppConfig, ServeConfig
-    from serve_app.runtime.serve_runner import RAY_ENV, ray_env
+    from serve_app.runtime.serve_runner import RAY_ENV, body_limits, ray_env
 
     monkeypatch.setenv("RAY_SERVE_HAPROXY_BINARY_PATH", "/opt/haproxy/bin/haproxy")
-    assert ray_env(AppConfig()) == RAY_ENV
+    assert ray_env(AppConfig()) == {**RAY_ENV, **body_limits(AppConfig()).env()}
     assert RAY_ENV["RAY_SERVE_ENABLE_DIRECT_INGRESS"] == "0"  # no 30 s replica draining at every stop
     on = ray_env(AppConfig(serve=ServeConfig(haproxy=True)))
     assert on["RAY_SERVE_ENABLE_HA_PROXY"] == "1" and on["RAY_SERVE_ENABLE_DIRECT_INGRESS"] == "1"

@@ -13,6 +13,7 @@ from ray.exceptions import ActorDiedError
 from starlette.types import Message, Receive, Scope, Send
 
 from serve_app.runtime.serve_runner import RAY_ENV
+from serve_app.wire.body_guard import BodyGuardMiddleware
 from serve_app.wire.proxy_errors import ReplicaLostMiddleware, middlewares
 
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
@@ -103,7 +104,7 @@ def test_ray_imports_it_from_the_serve_environment() -> None:
     loaded: Any = getattr(__import__(module, fromlist=[name]), name)
     assert loaded is middlewares
     classes: list[Any] = [m.cls for m in validate_http_proxy_callback_return(loaded())]
-    assert classes == [ReplicaLostMiddleware]
+    assert classes == [BodyGuardMiddleware, ReplicaLostMiddleware]  # slow bodies held in the proxy
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -54,6 +55,14 @@ def read_only_url(url: str) -> str:
     if not database or database == ":memory:" or database.startswith("file:"):
         raise ValueError("the SQL source must be a SQLite file")
     return f"sqlite:///file:{Path(database).resolve()}?mode=ro&uri=true"
+
+
+RUN_TIMEOUT_FACTOR = 3  # one run: at most a connect, the role check and its statements, each in timeout_s
+
+
+def connect_timeout_s(timeout_s: float) -> int:
+    """libpq's ``connect_timeout`` (whole seconds; it treats 1 as 2): the tool's timeout, rounded up."""
+    return max(2, math.ceil(timeout_s))
 
 
 def _now() -> str:
@@ -155,9 +164,18 @@ class SqlQueryTool(Tool):
                 options = f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms}"
                 if self.schema:
                     options += f" -c search_path={self.schema}"
-                self._engine = create_engine(self.url, pool_pre_ping=True, connect_args={"options": options})
+                # connect_timeout: an unreachable host fails within the tool's time, not the OS's minutes.
+                args = {"options": options, "connect_timeout": connect_timeout_s(self.timeout_s)}
+                self._engine = create_engine(
+                    self.url, pool_pre_ping=True, pool_timeout=self.timeout_s, connect_args=args
+                )
             else:
-                self._engine = create_engine(read_only_url(self.url), pool_pre_ping=True)
+                self._engine = create_engine(
+                    read_only_url(self.url),
+                    pool_pre_ping=True,
+                    pool_timeout=self.timeout_s,
+                    connect_args={"timeout": self.timeout_s},  # how long a locked file is waited for
+                )
         return self._engine
 
     def allowed_tables(self) -> list[str]:
@@ -173,8 +191,15 @@ class SqlQueryTool(Tool):
         return check_select(statement, dialect=self.dialect, tables=self.allowed_tables, schema=self.schema)
 
     async def run(self, args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        work = asyncio.to_thread(self._run_sync, args, str(args.get("query") or ctx.query))
+        bound = RUN_TIMEOUT_FACTOR * self.timeout_s
         try:
-            return await asyncio.to_thread(self._run_sync, args, str(args.get("query") or ctx.query))
+            # A connect, a role check and the statements each stop at timeout_s; this bounds them together
+            # so the request goes on (sql_unavailable) while a stuck driver call finishes in its thread.
+            return await asyncio.wait_for(work, timeout=bound)
+        except TimeoutError:
+            log.warning("sql_query on %s took over %.0f s", self.source_name, bound)
+            return ToolResult("unavailable", note="sql_unavailable")
         except UnsafeStatement:
             return ToolResult("error")
         except PermissionError as exc:

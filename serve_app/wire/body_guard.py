@@ -1,0 +1,166 @@
+"""Limits that come before a request body: a slow client never holds the service.
+
+uvicorn (the server Ray's proxy runs) reads a body only as fast as the client sends it and sets no deadline
+on it; Ray Serve's proxy exposes only the idle keep-alive timeout (``keep_alive_timeout_s``) and an end-to-end
+``request_timeout_s`` that would also cut long answer streams. This pure-ASGI middleware, run in Ray's proxy
+(``serve_app.wire.proxy_errors.middlewares``) and around the in-process app, reads the whole body itself:
+
+* ``Content-Length`` over the limit: 413 at once, before any body byte is read (the contract's first check);
+* more than ``max_readers`` requests reading a body at once: 503 ``not_ready`` with ``Retry-After`` at once;
+* a body not complete within ``read_deadline_s``: 408, and the connection is closed;
+* a body that grows past the limit while it is read: 413.
+
+Every refusal carries ``Connection: close`` (uvicorn then closes the socket, whatever is left unread). A
+complete body is handed on unchanged to the app, whose own checks keep the contract's order (413, 401, 400,
+...). Requests that carry no body, and the open probes ``/healthz`` and ``/metrics``, pass straight through,
+so they answer while these limits are hit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import os
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from serve_app import errors
+from serve_app.wire.tracing import REQUEST_ID_HEADER, HttpMiddleware, valid_request_id
+
+log = logging.getLogger("aceh_rag.body_guard")
+OPEN_PATHS = frozenset({"/healthz", "/metrics", "/-/healthz", "/-/routes"})
+BUSY_RETRY_AFTER_S = 1
+# Environment of Ray's proxy process (serve_runner.ray_env sets it from the config's ``limits``).
+ENV_MAX_BODY_BYTES = "ACEH_MAX_BODY_BYTES"
+ENV_READ_DEADLINE_S = "ACEH_BODY_READ_DEADLINE_S"
+ENV_MAX_READERS = "ACEH_MAX_BODY_READERS"
+
+
+@dataclass(frozen=True)
+class BodyLimits:
+    max_body_bytes: int = 65_536
+    read_deadline_s: float = 10.0
+    max_readers: int = 256
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> BodyLimits:
+        """The limits Ray's proxy runs with; a variable that is not set keeps the default."""
+        env = os.environ if env is None else env
+        default = cls()
+        return cls(
+            max_body_bytes=int(env.get(ENV_MAX_BODY_BYTES, default.max_body_bytes)),
+            read_deadline_s=float(env.get(ENV_READ_DEADLINE_S, default.read_deadline_s)),
+            max_readers=int(env.get(ENV_MAX_READERS, default.max_readers)),
+        )
+
+    def env(self) -> dict[str, str]:
+        return {
+            ENV_MAX_BODY_BYTES: str(self.max_body_bytes),
+            ENV_READ_DEADLINE_S: str(self.read_deadline_s),
+            ENV_MAX_READERS: str(self.max_readers),
+        }
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Disconnected(Exception):
+    pass
+
+
+class BodyGuardMiddleware(HttpMiddleware):
+    def __init__(
+        self, app: ASGIApp, *, limits: BodyLimits | None = None, tag_request_id: bool = False
+    ) -> None:
+        """``tag_request_id``: put an ``X-Request-ID`` on its own refusals (in Ray's proxy, where no trace
+        middleware is around it)."""
+        super().__init__(app)
+        self.limits = limits or BodyLimits()
+        self.tag_request_id = tag_request_id
+        self.readers = 0  # one event loop per middleware: a plain counter needs no lock
+
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope=scope)
+        refuse = functools.partial(_refuse, send, _request_id(headers) if self.tag_request_id else None)
+        declared = headers.get("content-length")
+        chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+        if scope.get("path") in OPEN_PATHS or (not chunked and declared in (None, "0")):
+            await self.app(scope, receive, send)  # no body to wait for
+            return
+        if declared is not None and declared.isdigit() and int(declared) > self.limits.max_body_bytes:
+            await refuse(errors.PayloadTooLarge())
+            return
+        if self.readers >= self.limits.max_readers:
+            log.warning("body readers at their limit (%d): 503", self.limits.max_readers)
+            await refuse(errors.NotReady(headers={"Retry-After": str(BUSY_RETRY_AFTER_S)}))
+            return
+        self.readers += 1
+        try:
+            async with asyncio.timeout(self.limits.read_deadline_s):
+                body = await self._read(receive)
+        except TimeoutError:
+            log.info("request body not complete within %.1f s: 408", self.limits.read_deadline_s)
+            await refuse(errors.RequestTimeout())
+            return
+        except _TooLarge:
+            await refuse(errors.PayloadTooLarge())
+            return
+        except _Disconnected:
+            return  # the client left: nobody to answer
+        finally:
+            self.readers -= 1
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _read(self, receive: Receive) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limits.max_body_bytes:
+                raise _TooLarge()
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """The whole body as one message, then the client's own messages (a disconnect while the app works)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+def _request_id(headers: Headers) -> str:
+    return valid_request_id(headers.get(REQUEST_ID_HEADER)) or uuid.uuid4().hex
+
+
+async def _refuse(send: Send, request_id: str | None, error: errors.ServiceError) -> None:
+    body = json.dumps(error.body(), ensure_ascii=False).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+        *((k.lower().encode(), v.encode()) for k, v in error.headers.items()),
+    ]
+    if request_id is not None:
+        headers.append((b"x-request-id", request_id.encode()))
+    await send({"type": "http.response.start", "status": error.status_code, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
