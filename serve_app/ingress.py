@@ -13,7 +13,6 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -35,6 +34,7 @@ from serve_app.wire.params import body_as, no_params, query_as, read_body
 from serve_app.wire.relay import Done, relay
 from serve_app.wire.responses import AnswerResult
 from serve_app.wire.responses import Route as AnswerRoute
+from serve_app.wire.routing_errors import ROUTING_ERROR_HANDLERS
 from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
 from serve_app.wire.sse import answer_frames, error_frame, event_frame
 from serve_app.wire.tracing import ServedByMiddleware, TraceMiddleware
@@ -53,15 +53,6 @@ AnswerStream = AsyncGenerator[StreamItem, None]
 
 def _error_response(exc: errors.ServiceError) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.status_code, headers=exc.headers)
-
-
-async def _routing_error(_request: Request, exc: Exception) -> Response:
-    """The router's own answers, a path no route matches (404) or a method the route does not take (405,
-    with its ``Allow``), in the contract's JSON error body like every other error the OpenAPI declares."""
-    status = exc.status_code if isinstance(exc, HTTPException) else 404
-    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
-    error = errors.MethodNotAllowed() if status == 405 else errors.RouteNotFound()
-    return JSONResponse(error.body(), status_code=error.status_code, headers=headers)
 
 
 async def _next_item(stream: AnswerStream, route: str) -> StreamItem | errors.ServiceError:
@@ -146,11 +137,7 @@ class Ingress:
         if self.node_id is not None:
             counter = self.metrics.node_responses.labels(self.node_id)
             middleware.append(Middleware(ServedByMiddleware, node_id=self.node_id, on_response=counter.inc))
-        return Starlette(
-            routes=routes,
-            middleware=middleware,
-            exception_handlers={404: _routing_error, 405: _routing_error},
-        )
+        return Starlette(routes=routes, middleware=middleware, exception_handlers=ROUTING_ERROR_HANDLERS)
 
     # ------------------------------------------------------------------ open routes
 
