@@ -216,10 +216,14 @@ class AppConfig(StrictModel):
 
     @model_validator(mode="after")
     def _rule_veto_only_where_it_applies(self) -> AppConfig:
-        if self.roles.judge.engine == "embedded" and "rule_veto" in self.judge.model_fields_set:
+        # By value, not by model_fields_set: the graph hands every replica cfg.model_dump(), in which every
+        # field is set, and a validated config must validate again there. ``true`` describes the embedded
+        # judge as it is (the rules decide); only ``false`` asks for something it cannot do.
+        if self.roles.judge.engine == "embedded" and not self.judge.rule_veto:
             raise ValueError(
-                "judge.rule_veto applies only to an LLM judge (roles.judge.engine openai or transformers): "
-                "the embedded judge is the rules themselves, so the setting would do nothing; remove it"
+                "judge.rule_veto: false applies only to an LLM judge (roles.judge.engine openai or "
+                "transformers): the embedded judge is the rules themselves, so their veto cannot be turned off; "
+                "remove it"
             )
         return self
 

@@ -75,13 +75,14 @@ def test_relative_paths_from_the_checkout_or_the_installed_package(
 
 
 def test_rule_veto_is_refused_where_it_would_do_nothing(tmp_path: Path) -> None:
-    """The embedded judge is the rules themselves: ``judge.rule_veto`` there is a setting that does nothing,
-    so loading refuses it (true or false); an LLM judge takes it, and leaving it out keeps the default."""
+    """The embedded judge is the rules themselves: ``judge.rule_veto: false`` there asks for something it
+    cannot do, so loading refuses it; ``true`` describes it as it is; an LLM judge takes either."""
     embedded = tmp_path / "embedded.yaml"
-    for value in ("true", "false"):
-        embedded.write_text(f"roles:\n  judge: {{engine: embedded}}\njudge:\n  rule_veto: {value}\n")
-        with pytest.raises(config_module.ConfigError, match="judge.rule_veto applies only to an LLM judge"):
-            load_config(str(embedded), env={})
+    embedded.write_text("roles:\n  judge: {engine: embedded}\njudge:\n  rule_veto: false\n")
+    with pytest.raises(config_module.ConfigError, match="judge.rule_veto: false applies only to an LLM judge"):
+        load_config(str(embedded), env={})
+    embedded.write_text("roles:\n  judge: {engine: embedded}\njudge:\n  rule_veto: true\n")
+    assert load_config(str(embedded), env={}).judge.rule_veto is True
     embedded.write_text("roles:\n  judge: {engine: embedded}\njudge:\n  max_batch_size: 8\n")
     assert load_config(str(embedded), env={}).judge.max_batch_size == 8
     llm = tmp_path / "llm.yaml"
@@ -93,3 +94,20 @@ def test_rule_veto_is_refused_where_it_would_do_nothing(tmp_path: Path) -> None:
     # the shipped configs load: the LLM ones keep the veto, the embedded ones no longer name it
     for name in ("default.yaml", "demo_sources.yaml", "llm-cpu.yaml", "gpu.yaml"):
         load_config(str(REPO / "configs" / name), env={})
+
+
+def test_a_loaded_config_validates_again_from_its_dump() -> None:
+    """The graph hands every replica ``cfg.model_dump(mode="json")`` and each validates it again: a rule that
+    looks at which fields were set (rather than their values) would pass on load and fail in every replica."""
+    from serve_app.config import AppConfig
+
+    checked = []
+    for path in sorted((REPO / "configs").glob("*.yaml")):
+        try:
+            cfg = load_config(str(path), env={})
+        except config_module.ConfigError:
+            continue  # not an application config (e.g. a Ray Serve deploy file)
+        checked.append(path.name)
+        again = AppConfig.model_validate(cfg.model_dump(mode="json"))
+        assert again.model_dump(mode="json") == cfg.model_dump(mode="json"), path.name
+    assert {"default.yaml", "gpu.yaml", "llm-cpu.yaml"} <= set(checked)
