@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -117,9 +118,10 @@ def render(records: list[dict[str, Any]], refused: list[Refusal] | None = None) 
         lines.append("| " + " | ".join(_cell(str(c)) for c in cells) + " |")
     lines.append("")
     if refused:
-        lines.append("Not shown: dirty/stale (`make readme` refuses a record measured on a dirty tree, "
-                     "without a commit, or older than its code; rerun at HEAD):")
-        lines += [f"- {_cell(str(x))}" for x in refused]
+        # One wrapped paragraph, not a line per record: the README stays short however many are stale.
+        text = ("Not shown (`make readme` refuses a record measured on a dirty tree, without a commit, or "
+                "older than its code; rerun at HEAD): " + "; ".join(_cell(str(x)) for x in refused) + ".")
+        lines += textwrap.wrap(text, width=110, break_long_words=False, break_on_hyphens=False)
         lines.append("")
     lines += [f"{letter}: {summary}." for summary, letter in machines.items()]
     return "\n".join(lines)

@@ -115,7 +115,7 @@ def test_the_table_shows_how_each_figure_was_made_and_lists_the_refused() -> Non
     assert " | selection | " in rows["picked"]
     assert " | no (first look) | " in rows["judge_numeric_dev2_first_look"]
     assert "dirty_one" not in rows  # refused: not a row, but named under the table
-    assert "Not shown: dirty/stale" in text and "- dirty_one (dirty tree)" in text
+    assert "Not shown (" in text and "dirty_one (dirty tree)" in text
 
 
 def test_the_first_look_table_sets_each_dev_set_beside_its_latest_in_sample_run() -> None:
@@ -150,4 +150,4 @@ def test_strict_readme_exits_1_when_a_record_is_refused(
     monkeypatch.setattr(readme_table, "load", lambda: [record("dirty_one", "a" * 12, dirty=True)])
     assert readme_table.main(["--strict"]) == 1
     assert "dirty_one (dirty tree)" in capsys.readouterr().err
-    assert readme_table.main([]) == 0 and "- dirty_one (dirty tree)" in readme.read_text(encoding="utf-8")
+    assert readme_table.main([]) == 0 and "dirty_one (dirty tree)" in readme.read_text(encoding="utf-8")
