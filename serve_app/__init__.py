@@ -6,13 +6,13 @@ Read the request's path by folder and file name:
 ``pipeline.py`` (the ordered steps of one answer) → ``agent/`` (planner, ``tools/``, ``writers/``) →
 ``answer/`` (compose, annotate, the v1 gate) → ``judge/`` → ``guard/`` → ``wire/`` (schemas, SSE, OpenAPI);
 ``conversation/`` holds the store and history, ``catalog/`` the serving side of the citation routes and the
-v1 artifacts, ``runtime/`` the factory, serve runner and CLI.
+v1 artifacts, ``runtime/`` the factory, serve runner and CLI, ``demo/`` the fictional open-data and MCP servers.
 
 Allowed imports (tests/test_import_rules.py fails when one is crossed):
 
 * shared modules at the top (``errors``, ``budget``, ``config/`` (a package of its sections), ``metrics``,
   ``scope``) import only each other; every layer may import them;
-* ``guard/`` and ``conversation/`` import no other package of serve_app;
+* ``guard/``, ``conversation/`` and ``demo/`` import no other package of serve_app;
 * ``answer/`` imports no other package: it owns the segment, claim and verdict types
   (``answer/segments.py``, ``answer/annotation.py``);
 * ``agent/`` may import ``answer/`` (it writes segments), never the reverse;

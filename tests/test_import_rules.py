@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import REPO
 
 SHARED = frozenset({"errors", "budget", "config", "metrics", "scope"})
-ROLES = ("guard", "agent", "answer", "conversation", "wire", "catalog", "runtime")
+ROLES = ("guard", "agent", "answer", "conversation", "wire", "catalog", "runtime", "demo")
 ANSWER_TYPES = frozenset({"serve_app.answer.segments", "serve_app.answer.annotation"})
 EVERYTHING = frozenset({*SHARED, *ROLES, "app", "ingress", "pipeline", "roles"})
 # Which layers each layer may import, besides itself and the shared modules.
@@ -21,6 +21,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "guard": frozenset(),
     "conversation": frozenset(),
     "answer": frozenset(),
+    "demo": frozenset(),  # stand-ins for outside servers: they know nothing of the service
     "agent": frozenset({"answer"}),
     "wire": frozenset({"answer"}),  # its type modules only, checked below
     "catalog": frozenset({"answer", "guard", "conversation", "wire"}),

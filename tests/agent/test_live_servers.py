@@ -1,5 +1,5 @@
 """open_data and bps against real local servers shaped like CKAN's action API and the BPS WebAPI
-(serve_app/runtime/demo_sources.py): records with their identity, the organisation filter, and every fault
+(serve_app/demo/open_data.py): records with their identity, the organisation filter, and every fault
 (an error status, a CKAN failure envelope, a bad key, broken JSON, a hung server, a slow body) giving a status
 and a note within the source's time, never a figure."""
 
@@ -16,7 +16,7 @@ from serve_app.agent.tools.base import ToolContext, ToolResult
 from serve_app.agent.tools.bps import BpsTool
 from serve_app.agent.tools.ckan import CkanPortal, OpenDataTool
 from serve_app.agent.tools.egress import EgressPolicy
-from serve_app.runtime.demo_sources import DemoServer
+from serve_app.demo.open_data import DemoServer
 from tests.support.agents import FakeRetriever, port_of
 
 ORG = "dinas-statistik-fiktif"

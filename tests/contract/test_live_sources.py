@@ -13,7 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from serve_app.config import load_config
-from serve_app.runtime.demo_sources import DemoServer
+from serve_app.demo.open_data import DemoServer
 from tests.conftest import API_KEY, REPO
 from tests.support.service import client_for
 

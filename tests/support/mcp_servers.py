@@ -1,5 +1,5 @@
 """Real MCP servers for the tests, built with the SDK's ``MCPServer``: the demo server
-(serve_app/runtime/demo_mcp.py) and faulty ones, run as processes over stdio or streamable HTTP.
+(serve_app/demo/mcp_server.py) and faulty ones, run as processes over stdio or streamable HTTP.
 
     python -m tests.support.mcp_servers MODE [--transport stdio|streamable-http] [--port N]
 
@@ -43,7 +43,7 @@ class Spec:
 
 
 def demo_command() -> list[str]:
-    return [PYTHON, "-m", "serve_app.runtime.demo_mcp"]
+    return [PYTHON, "-m", "serve_app.demo.mcp_server"]
 
 
 def faulty_command(mode: str) -> list[str]:

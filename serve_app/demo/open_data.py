@@ -3,8 +3,8 @@ shaped like the real APIs, a CKAN portal (``/api/3/action/package_search``, ``da
 BPS WebAPI (``/v1/api/list/model/var/…``, ``/model/data/…``), serving the fictional figures of
 configs/demo_sources/portals.json. The tests start the same servers, with faults switched on.
 
-    python -m serve_app.runtime.demo_sources build                  # stats.sql → stats.sqlite
-    python -m serve_app.runtime.demo_sources serve --ckan-port 8766 --bps-port 8767
+    python -m serve_app.demo.open_data build                  # stats.sql → stats.sqlite
+    python -m serve_app.demo.open_data serve --ckan-port 8766 --bps-port 8767
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ def running(kind: Literal["ckan", "bps"], *, port: int = 0) -> Iterator[DemoServ
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m serve_app.runtime.demo_sources")
+    parser = argparse.ArgumentParser(prog="python -m serve_app.demo.open_data")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("build", help="build configs/demo_sources/stats.sqlite from stats.sql")
     serve = sub.add_parser("serve", help="serve the fictional CKAN and BPS APIs until Ctrl-C")

@@ -5,8 +5,8 @@ Every figure here is invented for the demo: the regions do not exist, and every 
 (``keterangan``). It shows what aceh-rag does with an MCP source: the allowed tool is listed and called, its
 records become passages with their identity, and the answer cites them.
 
-    .venv/bin/python -m serve_app.runtime.demo_mcp        # stdio (what configs/demo_sources.yaml runs)
-    .venv/bin/python -m serve_app.runtime.demo_mcp --transport streamable-http --port 8765
+    .venv/bin/python -m serve_app.demo.mcp_server        # stdio (what configs/demo_sources.yaml runs)
+    .venv/bin/python -m serve_app.demo.mcp_server --transport streamable-http --port 8765
                                                           # streamable HTTP at http://127.0.0.1:8765/mcp
 
 Tools: ``cari_statistik`` (search the indicators, optionally for one year) and ``daftar_indikator`` (the
