@@ -332,9 +332,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from benchmarks.retrieval_quality import bench_encoder
-    from models.rerankers import FeatureReranker
     from retrieval.ingest import ingest
     from retrieval.port import LocalRetrieverPort
+    from retrieval.rerankers import FeatureReranker
     from retrieval.retriever import Retriever
     from serve_app.agent.agent import Agent
     from serve_app.agent.writers.embedded import EmbeddedWriter

@@ -45,9 +45,9 @@ from benchmarks.retrieval_quality import DATA, THREADS, bench_encoder, load_qa, 
 from benchmarks.retrieval_report import markdown as report_markdown
 from models.embeddings import Encoder, SentenceTransformerEncoder
 from models.onnx_encoder import OnnxEncoder
-from models.rerankers import FeatureReranker
 from retrieval.fusion import rrf
 from retrieval.ingest import ingest
+from retrieval.rerankers import FeatureReranker
 from retrieval.retriever import Retriever
 from retrieval.store import IncompatibleIndexError, IndexMissingError, built_encoder, read_manifest
 

@@ -14,8 +14,8 @@ from typing import Any
 from benchmarks.harness import shared_data
 from models.embeddings import DEFAULT_MAX_SEQ_LENGTH, Encoder, SentenceTransformerEncoder
 from models.onnx_encoder import OnnxEncoder
-from models.rerankers import DEFAULT_WEIGHTS, FeatureReranker
 from retrieval.ingest import ingest
+from retrieval.rerankers import DEFAULT_WEIGHTS, FeatureReranker
 from retrieval.retriever import DEFAULT_RRF_K, Retriever
 
 DATA = shared_data()

@@ -14,7 +14,6 @@ import numpy as np
 
 from models.embeddings import Encoder
 from models.json_types import JSON, json_objects
-from models.rerankers import Reranker, legal_match
 from retrieval.dense import DenseIndex
 from retrieval.documents import with_path_identity
 from retrieval.extract import CELL_SEPARATOR
@@ -24,6 +23,7 @@ from retrieval.lexical import LexicalIndex
 from retrieval.lexical import top_k as best_rows
 from retrieval.lookups import DocumentLookups
 from retrieval.querying import corpus_query, diversify
+from retrieval.rerankers import Reranker, legal_match
 from retrieval.store import (
     ArticleRow,
     DocumentRow,

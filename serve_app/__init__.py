@@ -6,7 +6,8 @@ Read the request's path by folder and file name:
 ``pipeline.py`` (the ordered steps of one answer) → ``agent/`` (planner, ``tools/``, ``writers/``) →
 ``answer/`` (compose, annotate, the v1 gate) → ``judge/`` → ``guard/`` → ``wire/`` (schemas, SSE, OpenAPI);
 ``conversation/`` holds the store and history, ``catalog/`` the serving side of the citation routes and the
-v1 artifacts, ``runtime/`` the factory, serve runner and CLI, ``demo/`` the fictional open-data and MCP servers.
+v1 artifacts, ``runtime/`` the factory, serve runner and CLI, ``demo/`` the fictional open-data and MCP
+servers.
 
 Allowed imports (tests/test_import_rules.py fails when one is crossed):
 

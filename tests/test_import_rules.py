@@ -115,6 +115,18 @@ def test_libraries_import_no_ray_and_no_serve_app(library: str) -> None:
     assert not bad, "\n".join(bad)
 
 
+def test_models_sit_below_the_other_libraries() -> None:
+    """models/ holds engines (LLMs, encoders): retrieval/ and judge/ use them, never the reverse (the
+    rerankers, which read legal references and chunks, live in retrieval/)."""
+    bad = [
+        f"{path.relative_to(REPO)}:{line} imports {target}"
+        for path in sorted((REPO / "models").rglob("*.py"))
+        for line, target in imports(path)
+        if target.split(".")[0] in ("retrieval", "judge")
+    ]
+    assert not bad, "\n".join(bad)
+
+
 def test_the_rule_check_sees_a_crossing() -> None:
     """The checker itself: a guard module importing the agent, relatively and absolutely, is caught; a
     shared module is not; wire/ may read answer/'s types but not its annotator."""

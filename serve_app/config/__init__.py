@@ -222,8 +222,8 @@ class AppConfig(StrictModel):
         if self.roles.judge.engine == "embedded" and not self.judge.rule_veto:
             raise ValueError(
                 "judge.rule_veto: false applies only to an LLM judge (roles.judge.engine openai or "
-                "transformers): the embedded judge is the rules themselves, so their veto cannot be turned off; "
-                "remove it"
+                "transformers): the embedded judge is the rules themselves, so their veto cannot be turned "
+                "off; remove it"
             )
         return self
 

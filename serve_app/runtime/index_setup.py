@@ -13,9 +13,9 @@ from serve_app.config import AppConfig, ConfigError
 
 if TYPE_CHECKING:  # imported lazily at run time
     from models.embeddings import Encoder
-    from models.rerankers import Reranker
     from retrieval.ingest import IngestReport
     from retrieval.live import LiveRetriever
+    from retrieval.rerankers import Reranker
     from retrieval.retriever import Retriever
 
 
@@ -52,7 +52,7 @@ def build_encoder(cfg: AppConfig) -> Encoder:
 
 
 def build_reranker(cfg: AppConfig, encoder: Encoder) -> Reranker | None:
-    from models import rerankers
+    from retrieval import rerankers
 
     kind = cfg.retrieval.reranker
     if kind == "none":

@@ -79,7 +79,8 @@ def test_rule_veto_is_refused_where_it_would_do_nothing(tmp_path: Path) -> None:
     cannot do, so loading refuses it; ``true`` describes it as it is; an LLM judge takes either."""
     embedded = tmp_path / "embedded.yaml"
     embedded.write_text("roles:\n  judge: {engine: embedded}\njudge:\n  rule_veto: false\n")
-    with pytest.raises(config_module.ConfigError, match="judge.rule_veto: false applies only to an LLM judge"):
+    refused = "judge.rule_veto: false applies only to an LLM judge"
+    with pytest.raises(config_module.ConfigError, match=refused):
         load_config(str(embedded), env={})
     embedded.write_text("roles:\n  judge: {engine: embedded}\njudge:\n  rule_veto: true\n")
     assert load_config(str(embedded), env={}).judge.rule_veto is True

@@ -27,7 +27,7 @@ def _kill_ingress() -> str:
 
     prefix = "SERVE_REPLICA::aceh-rag#Ingress#"
     actors = ray.util.list_named_actors(all_namespaces=True)
-    names = [a["name"] for a in actors if a["name"].startswith(prefix)]
+    names: list[str] = [a["name"] for a in actors if a["name"].startswith(prefix)]
     assert len(names) == 1, names
     ray.kill(ray.get_actor(names[0], namespace="serve"), no_restart=True)
     return names[0]

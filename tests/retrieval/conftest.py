@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from models.embeddings import HashingEncoder
-from models.rerankers import FeatureReranker
 from retrieval.ingest import ingest
+from retrieval.rerankers import FeatureReranker
 from retrieval.retriever import Retriever
 
 UU_TEXT = """UNDANG-UNDANG REPUBLIK INDONESIA UNDANG-UNDANG REPUBLIK INDONESIA NOMOR 11 TAHUN 2006 TENTANG PEMERINTAHAN ACEH

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from models.embeddings import EncoderUnavailable, HashingEncoder, SentenceTransformerEncoder
-from models.rerankers import FeatureReranker, _proximity
 from retrieval.fusion import rrf
+from retrieval.rerankers import FeatureReranker, _proximity
 from retrieval.text import IndonesianAnalyzer
 from retrieval.types import Chunk, DocumentIdentity, SearchHit
 

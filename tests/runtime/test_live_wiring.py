@@ -10,8 +10,8 @@ import pytest
 
 from serve_app.agent.tools.bps import BpsTool
 from serve_app.config import ConfigError, load_config
-from serve_app.runtime import factory
 from serve_app.demo.open_data import DEMO_DIR, build_stats_db
+from serve_app.runtime import factory
 from serve_app.runtime.sources import build_live_tools
 from tests.conftest import REPO
 from tests.support.agents import FakeRetriever, port_of
