@@ -20,16 +20,15 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from benchmarks.inprocess import serving
 
 API_KEY = "fuzz-key"
 REPO = Path(__file__).resolve().parent.parent
@@ -134,31 +133,6 @@ def fuzz(
     }
 
 
-@contextmanager
-def served(app: Any) -> Iterator[str]:
-    """``http://127.0.0.1:PORT`` while uvicorn (the server Ray's proxy runs too) serves ``app`` in a
-    thread."""
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", ws="none", http="h11"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    try:
-        while not server.started:
-            if time.monotonic() > deadline or not thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-
-
 def demo_app(tmp: Path, api_key: str = API_KEY) -> Any:
     """The in-process app over the demo corpus, in ``tmp`` (index, store)."""
     from serve_app.config import load_config
@@ -191,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       seed=args.seed)
         target = args.url
     else:
-        with tempfile.TemporaryDirectory() as tmp, served(demo_app(Path(tmp), args.api_key)) as url:
+        with tempfile.TemporaryDirectory() as tmp, serving(demo_app(Path(tmp), args.api_key)) as url:
             report = fuzz(url, api_key=args.api_key, max_examples=args.max_examples, seed=args.seed)
         target = "the in-process app (demo corpus) on uvicorn, 127.0.0.1"
     seconds = time.perf_counter() - started

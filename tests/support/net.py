@@ -4,14 +4,14 @@ ASGI app on uvicorn in a thread)."""
 from __future__ import annotations
 
 import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
 
 import httpx
-import uvicorn
+
+from benchmarks.inprocess import serving
+
+__all__ = ["free_port", "serving", "wait_healthy"]
 
 
 def free_port() -> int:
@@ -40,29 +40,3 @@ def wait_healthy(base: str, timeout_s: float = 300.0, alive: Callable[[], bool] 
                 last = f"{response.status_code} {response.text[:200]}"
             time.sleep(1.0)
     raise RuntimeError(f"{base} did not become healthy within {timeout_s:.0f} s (last: {last})")
-
-
-@contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Yields ``http://127.0.0.1:PORT`` while ``app`` is served by uvicorn (the server Ray's proxy runs too)
-    in a thread of the test process; stops the server on exit."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app, log_level="warning", lifespan="on", ws="none", http="h11", timeout_graceful_shutdown=1
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    try:
-        while not server.started:
-            if time.monotonic() > deadline or not thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()

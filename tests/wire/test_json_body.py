@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
 from serve_app.wire.json_body import MAX_DEPTH, JSONRefused, nesting_depth, strict_json
-from tests.support.service import HEADERS, client_for, config
+from tests.support.service import HEADERS
 
 HOSTILE: dict[str, bytes] = {
     "30,000 brackets": b"[" * 30_000,
@@ -31,40 +28,32 @@ HOSTILE: dict[str, bytes] = {
 }
 
 
-@pytest.fixture(scope="module")
-def client(
-    demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[TestClient]:
-    with client_for(config(tmp_path_factory.mktemp("json"), demo_index), demo_retriever) as c:
-        yield c
-
-
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 @pytest.mark.parametrize("route", ["/search", "/query/v2", "/query", "/query/v2/stream"])
 def test_hostile_json_is_400_with_a_key_and_401_without(
-    client: TestClient, route: str, name: str, caplog: pytest.LogCaptureFixture
+    demo_client: TestClient, route: str, name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     body = HOSTILE[name]
     plain = {"Content-Type": "application/json"}
     with caplog.at_level(logging.INFO):
-        keyed = client.post(route, content=body, headers={**HEADERS, **plain})
+        keyed = demo_client.post(route, content=body, headers={**HEADERS, **plain})
     assert keyed.status_code == 400, keyed.text
     assert keyed.json()["error"] == "invalid_json"
     refusals = [r for r in caplog.records if r.name == "aceh_rag.params"]
     assert len(refusals) == 1 and refusals[0].exc_info is None
     assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
-    assert client.post(route, content=body, headers=plain).status_code == 401
-    assert client.get("/healthz").status_code == 200
+    assert demo_client.post(route, content=body, headers=plain).status_code == 401
+    assert demo_client.get("/healthz").status_code == 200
 
 
-def test_random_nesting_never_gives_a_500(client: TestClient) -> None:
+def test_random_nesting_never_gives_a_500(demo_client: TestClient) -> None:
     """Seeded random mixes of brackets, strings holding brackets and escapes: always an answer of the
     contract (400 or 422), never a 500."""
     rng = random.Random(35)
     pieces = [b"[", b"]", b"{", b"}", b'"a":', b",", b'"[{\\""', b"1", b"-0.5e3", b"null", b" "]
     for _ in range(200):
         body = b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 3_000)))
-        r = client.post("/search", content=body, headers=HEADERS)
+        r = demo_client.post("/search", content=body, headers=HEADERS)
         assert r.status_code in (400, 422), (r.status_code, body[:80])
 
 

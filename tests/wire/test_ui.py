@@ -4,27 +4,14 @@ Content-Security-Policy, and written so that policy holds (no inline script or s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
-import pytest
 from starlette.testclient import TestClient
 
 from serve_app.wire.ui import CONTENT_SECURITY_POLICY, STATIC_DIR
-from tests.support.service import client_for, config
 
 FILES = sorted(p.name for p in STATIC_DIR.iterdir() if p.is_file())
 SINKS = re.compile(r"innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function")
 TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
-
-
-@pytest.fixture(scope="module")
-def demo_client(
-    demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[TestClient]:
-    with client_for(config(tmp_path_factory.mktemp("ui"), demo_index), demo_retriever) as client:
-        yield client
 
 
 def test_every_file_is_served_without_credentials_and_with_the_policy(demo_client: TestClient) -> None:
