@@ -12,7 +12,8 @@ servers.
 Allowed imports (tests/test_import_rules.py fails when one is crossed):
 
 * shared modules at the top (``errors``, ``budget``, ``config/`` (a package of its sections), ``metrics``,
-  ``scope``) import only each other; every layer may import them;
+  ``scope``, ``vocabulary`` (verdicts, unverified and refusal reasons, defined once)) import only each
+  other; every layer may import them;
 * ``guard/``, ``conversation/`` and ``demo/`` import no other package of serve_app;
 * ``answer/`` imports no other package: it owns the segment, claim and verdict types
   (``answer/segments.py``, ``answer/annotation.py``);

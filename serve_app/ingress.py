@@ -389,7 +389,7 @@ class Ingress:
                 raise errors.NotFound()
             messages = await asyncio.to_thread(self.store.list_messages, cid)
             return JSONResponse(
-                {"conversation_id": cid, "route": getattr(record, "route", None), "messages": messages}
+                {"conversation_id": cid, "route": record.route, "messages": messages}
             )
 
         return await self._timed("/conversations/{id}", run)

@@ -20,7 +20,6 @@ from serve_app import errors
 from serve_app.agent.agent import AgentRequest
 from serve_app.agent.prompts import AGENT_PROMPT_VERSION
 from serve_app.answer.annotation import (
-    V1_REFUSAL_REASON,
     Annotation,
     V1Gate,
     blocked_annotation,
@@ -44,6 +43,7 @@ from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
 from serve_app.roles import AgentRole, AnnotatorRole, EventSink, GuardRole, RetrieverPort, StoreRole
 from serve_app.scope import Scope, partner_limited, resolve_scope, selection_filter_ids
+from serve_app.vocabulary import V1_REFUSAL_REASON, V1FallbackReason
 from serve_app.wire.responses import (
     AnswerRecord,
     AnswerResult,
@@ -124,7 +124,7 @@ class Pipeline:
             record = await asyncio.to_thread(self.store.get_conversation, req.conversation_id, principal.key)
             if record is None:
                 raise errors.NotFound()
-            owner_route = getattr(record, "route", None)
+            owner_route = record.route
             if route != "playground" and owner_route not in (None, family):
                 raise errors.Conflict()
             messages = await asyncio.to_thread(self.store.list_messages, req.conversation_id)
@@ -242,7 +242,7 @@ class Pipeline:
         self,
         ctx: AnswerRecord,
         principal: Principal,
-        reason: str,
+        reason: V1FallbackReason,
         *,
         before: Annotation | None = None,
         gate: V1Gate | None = None,

@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import REPO
 
-SHARED = frozenset({"errors", "budget", "config", "metrics", "scope"})
+SHARED = frozenset({"errors", "budget", "config", "metrics", "scope", "vocabulary"})
 ROLES = ("guard", "agent", "answer", "conversation", "wire", "catalog", "runtime", "demo")
 ANSWER_TYPES = frozenset({"serve_app.answer.segments", "serve_app.answer.annotation"})
 EVERYTHING = frozenset({*SHARED, *ROLES, "app", "ingress", "pipeline", "roles"})

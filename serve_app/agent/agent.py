@@ -50,6 +50,7 @@ from serve_app.answer.compose import validate_segments
 from serve_app.answer.refusals import TOOL_NOTICES, refusal_text
 from serve_app.answer.segments import Passage, Segment
 from serve_app.budget import RequestBudget
+from serve_app.vocabulary import FallbackReason
 
 PassageScreen = Callable[[str], bool] | Callable[[str], Awaitable[bool]]
 _LIVE_SOURCES = ("open_data", "bps", "sql_query")
@@ -78,7 +79,7 @@ class AgentOutcome:
     tool_executed: bool = False
     tool_call_audit: list[JSONObject] = field(default_factory=list)
     model_records: list[CallRecord] = field(default_factory=list)
-    refusal: str | None = None
+    refusal: FallbackReason | None = None
     refusal_text: str | None = None
     error: Literal["not_found", "model_failure", "not_ready"] | None = None
     regenerated: bool = False
@@ -272,7 +273,7 @@ class Agent:
         previous = ""
         for attempt in range(2):
             if budget.agent_expired() or budget.calls_left_for_agent() < 1:
-                reason = "model_timeout" if budget.timed_out else "query_budget_exhausted"
+                reason: FallbackReason = "model_timeout" if budget.timed_out else "query_budget_exhausted"
                 return self._refuse(out, reason)
             try:
                 request = WriteRequest(
@@ -332,7 +333,7 @@ class Agent:
             out.model_records.append(record)
 
     @staticmethod
-    def _refuse(out: AgentOutcome, reason: str) -> AgentOutcome:
+    def _refuse(out: AgentOutcome, reason: FallbackReason) -> AgentOutcome:
         out.refusal = reason
         out.refusal_text = refusal_text(reason)
         out.segments = []

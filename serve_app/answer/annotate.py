@@ -30,10 +30,9 @@ from judge.batching import apply_budget, is_past, unverified
 from judge.recheck import judge_with_recheck
 from judge.types import JudgeItem, JudgePassage, JudgeResult
 from models.base import CallRecord
-from serve_app.answer.annotation import UNVERIFIED_REASONS, Annotation, faithfulness_report, unlocated_pieces
+from serve_app.answer.annotation import Annotation, faithfulness_report, unlocated_pieces
 from serve_app.answer.framing import FramingChecker
 from serve_app.answer.judge_items import (
-    JUDGE_VERDICTS,
     judge_identity,
     judged_context,
     judged_passage,
@@ -42,6 +41,7 @@ from serve_app.answer.judge_items import (
 )
 from serve_app.answer.segments import AnnotationRequest, ComposedAnswer, ComposedSpan, Passage
 from serve_app.budget import RequestBudget
+from serve_app.vocabulary import JUDGE_VERDICTS, UNVERIFIED_REASONS, UnverifiedReason, Verdict
 
 JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
 _RECORD_ERRORS = {"deadline": "timeout", "judge_unavailable": "unavailable", "unparseable": "bad_output"}
@@ -64,8 +64,8 @@ class _Mark:
     invalid: list[str]
     repeats: bool
     claim: bool = True
-    verdict: str | None = None
-    unverified_reason: str | None = None
+    verdict: Verdict | None = None
+    unverified_reason: UnverifiedReason | None = None
     reasons: tuple[str, ...] = ()
     evidence: tuple[tuple[str, int, int], ...] = ()
 

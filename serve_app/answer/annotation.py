@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 
 from models.json_types import JSON, JSONObject, JSONValue
 from serve_app.budget import RequestBudget
+from serve_app.vocabulary import UNVERIFIED_REASONS, V1RefusalReason
 
-V1_REFUSAL_REASON = "insufficient_verified_claims"
-UNVERIFIED_REASONS: tuple[str, ...] = ("deadline", "budget", "judge_unavailable", "unparseable", "disputed")
 # What the server writes between segments: whitespace, "## ", "- ", table pipes and the separator row.
 _LAYOUT_ONLY = re.compile(r"(?:\s|## |- |\|(?: -{3,} \|)*)*")
 
@@ -172,4 +171,4 @@ class V1Gate:
     claims_total: int
     grounding_rate: float | None
     refused: bool
-    reason: str | None = None  # V1_REFUSAL_REASON when refused
+    reason: V1RefusalReason | None = None  # V1_REFUSAL_REASON when refused

@@ -9,10 +9,8 @@ from typing import Any
 from judge.aggregate import restate
 from judge.batching import unverified
 from judge.types import JudgeItem, JudgeResult
-from serve_app.answer.annotation import UNVERIFIED_REASONS
 from serve_app.answer.segments import ComposedSpan, Passage, passage_identity
-
-JUDGE_VERDICTS = frozenset({"supported", "unsupported", "unverified"})
+from serve_app.vocabulary import JUDGE_VERDICTS, UNVERIFIED_REASONS
 
 
 def judge_identity(passage: Passage) -> dict[str, str | int | None]:

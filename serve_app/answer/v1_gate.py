@@ -8,9 +8,10 @@ from dataclasses import replace
 from typing import Any
 
 from models.json_types import JSONObject, json_objects
-from serve_app.answer.annotation import V1_REFUSAL_REASON, Annotation, V1Gate
+from serve_app.answer.annotation import Annotation, V1Gate
 from serve_app.answer.compose import compose, validate_segments
 from serve_app.answer.segments import ComposedAnswer, Segment
+from serve_app.vocabulary import V1_REFUSAL_REASON
 
 
 def _drop_reason(claim: dict[str, Any]) -> str:

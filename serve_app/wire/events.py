@@ -8,17 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from serve_app.wire.schemas import (
-    Artifact,
-    Citation,
-    Faithfulness,
-    FallbackReason,
-    Layout,
-    Offsets,
-    UnverifiedReason,
-    Verdict,
-    WireModel,
-)
+from serve_app.vocabulary import FallbackReason, UnverifiedReason, Verdict
+from serve_app.wire.schemas import Artifact, Citation, Faithfulness, Layout, Offsets, WireModel
 
 
 class ToolStartedEvent(WireModel):

@@ -12,31 +12,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from serve_app.vocabulary import FallbackReason, UnverifiedReason, V1FallbackReason, Verdict, Verification
 from serve_app.wire.strict_types import FalseOnly, JsonInt, NotBlank
 
 WIRE_SCHEMA_VERSION = "1"
 
-Verdict = Literal[
-    "supported", "unsupported", "unverified", "uncited", "invalid_citation", "from_conversation"
-]
-UnverifiedReason = Literal["deadline", "budget", "judge_unavailable", "unparseable", "disputed"]
 Layout = Literal["paragraph", "heading", "list_item", "continue", "table_header", "table_row"]
 Status3 = Literal["complete", "unavailable", "skipped"]
-Verification = Literal["full", "partial", "none"]
-FallbackReason = Literal[
-    "policy_blocked",
-    "query_budget_exhausted",
-    "model_timeout",
-    "context_budget_exhausted",
-    "agent_output_limit",
-    "mcp_source_unavailable",
-    "source_out_of_scope",
-    "source_scope_unavailable",
-    "unparseable_completion",
-    "source_scope_empty",
-]
-# /query (v1) only: too few sentences survived the faithfulness gate, so the whole answer is refused.
-V1FallbackReason = FallbackReason | Literal["insufficient_verified_claims"]
 
 
 # A question: the length limits are Field's, and a text of only white space is refused like an empty one
