@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import Field, ValidationError, model_validator
@@ -138,7 +138,11 @@ class LimitsConfig(StrictModel):
     # The conversation store on PostgreSQL: how long a connect and one statement may take.
     db_connect_timeout_s: int = Field(10, ge=2, le=300)
     db_statement_timeout_s: float = Field(30.0, gt=0, le=3600)
-    requests_per_minute: int = 6000
+    # Moving windows of 60 s (serve_app/guard/ratelimit.py): per API key, and per verified principal of a
+    # partner token (iss|sub), whose limit a partner may set apart by issuer.
+    requests_per_minute: int = Field(6000, ge=1)
+    principal_requests_per_minute: int = Field(600, ge=1)
+    partner_requests_per_minute: dict[str, Annotated[int, Field(ge=1)]] = Field(default_factory=dict)
     playground_per_minute: int = 10
 
 

@@ -197,7 +197,7 @@ def build_guard(cfg: AppConfig, *, store: Store, processes: int = 1) -> GuardSer
     """``processes``: how many guard processes share the traffic (each keeps its share of the rate limits)."""
     from serve_app.guard.admission import GuardService
     from serve_app.guard.auth import Authenticator
-    from serve_app.guard.ratelimit import RateLimiter
+    from serve_app.guard.ratelimit import RateLimit, RateLimiter
 
     try:
         authenticator = Authenticator.from_env(cfg.api_keys, cfg.partners_file, cfg.api_key_hashes)
@@ -207,6 +207,14 @@ def build_guard(cfg: AppConfig, *, store: Store, processes: int = 1) -> GuardSer
         authenticator=authenticator,
         policy=build_policy(cfg),
         limiter=RateLimiter(per_minute=cfg.limits.requests_per_minute, processes=processes),
+        principal_limiter=RateLimiter(
+            per_minute=cfg.limits.principal_requests_per_minute,
+            per_key={
+                issuer: RateLimit(requests=n, per_seconds=60.0)
+                for issuer, n in cfg.limits.partner_requests_per_minute.items()
+            },
+            processes=processes,
+        ),
         store=store,
         playground_per_minute=cfg.limits.playground_per_minute,
     )
