@@ -45,6 +45,11 @@ def _parser() -> argparse.ArgumentParser:
     ing.add_argument(
         "--prune", action="store_true", help="also delete indexed documents whose source is not under PATHS"
     )
+    ing.add_argument(
+        "--wait",
+        action="store_true",
+        help="when another ingest is writing the index, wait for it (default: refuse at once)",
+    )
 
     sub.add_parser(
         "serve",
@@ -107,7 +112,12 @@ def cmd_ingest(cfg: AppConfig, args: argparse.Namespace) -> int:
 
     index_dir = Path(args.index) if args.index else cfg.resolve(cfg.index_dir)
     report = index_setup.ingest_paths(
-        cfg, [Path(p) for p in args.paths], index_dir, progress=not args.no_progress, prune=args.prune
+        cfg,
+        [Path(p) for p in args.paths],
+        index_dir,
+        progress=not args.no_progress,
+        prune=args.prune,
+        wait=args.wait,
     )
     print(report.summary())
     if report.failed and not (report.added or report.updated or report.unchanged):

@@ -10,6 +10,7 @@ import pytest
 
 from serve_app.runtime.cli import main
 from tests.conftest import API_KEY, DEMO_CORPUS, REPO
+from tests.support.lock_holder import lock_held_elsewhere
 
 
 @pytest.fixture()
@@ -229,6 +230,19 @@ def test_ask_with_the_demo_sources_cites_the_mcp_call(
     out = capsys.readouterr().out
     assert "nilai: 152340 jiwa" in out and "terverifikasi" in out
     assert '(MCP demo; 2024; cari_statistik(query="Berapa jumlah penduduk Kabupaten Teluk Damai' in out
+
+
+def test_a_second_ingest_of_one_index_refuses_with_one_line(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index = env / "idx"
+    one = DEMO_CORPUS / "qanun_syariat.md"
+    with lock_held_elsewhere(index, env / "released"):
+        assert main(["ingest", str(one), "--index", str(index), "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("aceh-rag: another ingest is writing the index") and err.count("\n") == 1
+        assert not index.exists()
+    assert main(["ingest", str(one), "--index", str(index), "--no-progress", "--wait"]) == 0
 
 
 def test_ingest_is_idempotent(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
