@@ -274,6 +274,8 @@ def load_config(path: str | None = None, env: dict[str, str] | None = None) -> A
     if not isinstance(raw, dict):
         raise ConfigError(f"Config file {config_path} must hold a mapping at the top level.")
     raw.update(_env_overrides(env))
+    if env.get("ACEH_RAY_HOST") and isinstance(raw.get("serve", {}), dict):
+        raw["serve"] = {**(raw.get("serve") or {}), "ray_host": env["ACEH_RAY_HOST"]}
     try:
         return AppConfig.model_validate(raw)
     except ValidationError as exc:
