@@ -51,6 +51,7 @@ __all__ = [
     "BudgetConfig",
     "CkanPortalConfig",
     "ConfigError",
+    "ConversationsConfig",
     "DeploymentConfig",
     "EncoderConfig",
     "EngineConfig",
@@ -146,6 +147,19 @@ class LimitsConfig(StrictModel):
     playground_per_minute: int = 10
 
 
+class ConversationsConfig(StrictModel):
+    """How much of a conversation one turn reads, and how long stored conversations and memory are kept
+    (serve_app/conversation/retention.py). Nothing is deleted unless an age is set here or given to
+    ``aceh-rag prune``."""
+
+    # Exchanges (a question and its answer) read per turn: bounds the work of a turn in a long conversation.
+    # At least history_exchanges, so the model's view of the history is never cut by it.
+    history_read_turns: int = Field(50, ge=1, le=10_000)
+    retention_days: float | None = Field(None, gt=0)  # conversations idle longer are deleted
+    memory_retention_days: float | None = Field(None, gt=0)  # memory items older are deleted
+    prune_interval_s: float = Field(3600.0, ge=1)  # each replica prunes at most this often, after a write
+
+
 class SelectionFilter(StrictModel):
     type: str | None = None
     year: int | None = None
@@ -166,6 +180,7 @@ class AppConfig(StrictModel):
     v1: V1Config = Field(default_factory=V1Config)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     artifacts: ArtifactsConfig = Field(default_factory=ArtifactsConfig)
+    conversations: ConversationsConfig = Field(default_factory=ConversationsConfig)
     selections: dict[str, SelectionConfig] = Field(default_factory=dict)
     policy_file: str = "configs/policy.yaml"
     api_key_hashes: list[str] = Field(default_factory=list)
@@ -181,6 +196,15 @@ class AppConfig(StrictModel):
     database_url: str = "sqlite:///.aceh/aceh.db"
     index_dir: str = ".aceh/index"
     corpus: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _history_read_covers_the_view(self) -> AppConfig:
+        if self.conversations.history_read_turns < self.history_exchanges:
+            raise ValueError(
+                f"conversations.history_read_turns ({self.conversations.history_read_turns}) is below "
+                f"history_exchanges ({self.history_exchanges}): the model's view would be cut"
+            )
+        return self
 
     @model_validator(mode="after")
     def _roles_match_their_server(self) -> AppConfig:

@@ -303,16 +303,16 @@ class Store:
             )
             return insert_exchange(conn, exchange, -1)
 
-    def list_messages(self, cid: str) -> list[JSONObject]:
-        """Messages in order. User: ``{message_id, ordinal, role, content, created_at}``; assistant adds
-        ``body`` (the stored answer as the reader saw it, claims and framing put back, and
-        ``v2_faithfulness``). JSON-ready. Ownership is the caller's check (``get_conversation``)."""
+    def list_messages(self, cid: str, *, last: int | None = None) -> list[JSONObject]:
+        """Messages in order; with ``last``, only the newest ``last`` (what one turn reads of a long
+        conversation). User: ``{message_id, ordinal, role, content, created_at}``; assistant adds ``body``
+        (the stored answer as the reader saw it, claims and framing put back, and ``v2_faithfulness``).
+        JSON-ready. Ownership is the caller's check (``get_conversation``)."""
+        newest_first = select(t_messages).where(t_messages.c.conversation_id == cid)
         with self._read() as conn:
-            rows = conn.execute(
-                select(t_messages).where(t_messages.c.conversation_id == cid).order_by(t_messages.c.ordinal)
-            ).all()
+            rows = conn.execute(newest_first.order_by(t_messages.c.ordinal.desc()).limit(last)).all()
         out = []
-        for row in rows:
+        for row in reversed(rows):
             item: JSONObject = {
                 "message_id": row.id,
                 "ordinal": row.ordinal,

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # imported lazily at run time: each builder loads only what i
     from serve_app.agent.agent import Agent
     from serve_app.agent.writers.base import Writer
     from serve_app.answer.annotate import Annotator
+    from serve_app.conversation.retention import RetentionSchedule
     from serve_app.conversation.store import Store
     from serve_app.guard.admission import GuardService
     from serve_app.guard.policy import PolicyGuard
@@ -273,7 +274,20 @@ def build_pipeline(
         guard=guard,
         store=store,
         models_info=models_info(cfg),
+        retention=build_retention(cfg, store),
     )
+
+
+def build_retention(cfg: AppConfig, store: object) -> RetentionSchedule | None:
+    """The after-write pruning of a store, when the config sets a retention age (else None: keep all)."""
+    from serve_app.conversation.retention import RetentionPolicy, RetentionSchedule
+    from serve_app.conversation.store import Store
+
+    conv = cfg.conversations
+    policy = RetentionPolicy(conv.retention_days, conv.memory_retention_days)
+    if policy.empty or not isinstance(store, Store):
+        return None
+    return RetentionSchedule(store, policy, interval_s=conv.prune_interval_s)
 
 
 def build_inprocess(
