@@ -28,7 +28,7 @@ class Admission:
 
 
 class SharedLimits(Protocol):
-    """The store's fixed-window counter, shared by every ingress replica (conversation/store.py)."""
+    """The store's moving-window limit, shared by every ingress replica (conversation/shared_limits.py)."""
 
     def hit_rate_limit(self, key: str, limit: int, window_s: float) -> float | None: ...
 
