@@ -12,11 +12,13 @@ loopback ``ray_host`` sets. The HTTP port of the service is ``serve.host`` and i
 from __future__ import annotations
 
 import ipaddress
+import os
 from typing import Any
 
 LOOPBACK_NAMES = frozenset({"localhost"})
 # Read by ray._private.ray_constants at import: False makes Ray's node IP the loopback address.
-SINGLE_NODE_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+SINGLE_NODE_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+SINGLE_NODE_ENV = {SINGLE_NODE_VAR: "0"}
 
 
 def is_loopback(host: str) -> bool:
@@ -38,6 +40,16 @@ def is_any_address(host: str) -> bool:
 def bind_env(host: str) -> dict[str, str]:
     """Environment to set before ``import ray`` so that a loopback host really stays loopback."""
     return dict(SINGLE_NODE_ENV) if is_loopback(host) else {}
+
+
+def apply_to_loaded_ray(ray_module: Any) -> None:
+    """Ray reads ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` once, when it is first imported: a process that
+    imported it before :func:`bind_env`'s variable was set (a test, a benchmark) would still swap loopback
+    for the outward address (measured). Give the loaded constant the value the environment now says."""
+    value = os.environ.get(SINGLE_NODE_VAR)
+    constants = getattr(getattr(ray_module, "_private", None), "ray_constants", None)
+    if value is not None and constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
+        constants.ENABLE_RAY_CLUSTER = value.lower() in ("1", "true")  # as Ray's env_bool reads it
 
 
 def bind_kwargs(host: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import threading
 
 from serve_app.config import AppConfig, ConfigError
 from serve_app.runtime import factory, index_setup
-from serve_app.runtime.ray_bind import bind_env, bind_kwargs
+from serve_app.runtime.ray_bind import apply_to_loaded_ray, bind_env, bind_kwargs
 from serve_app.wire.body_guard import BodyLimits
 
 
@@ -104,6 +104,7 @@ def init_ray(
     if address:
         ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": env})
     else:
+        apply_to_loaded_ray(ray)
         ray.init(
             num_cpus=num_cpus or max(2, os.cpu_count() or 2),
             include_dashboard=False,

@@ -23,6 +23,8 @@ class FakeRay(types.ModuleType):
         super().__init__("ray")
         self.calls: list[dict[str, Any]] = []
         self.env_at_init: dict[str, str] = {}
+        # as if imported before the variable was set: Ray read its default (a cluster is possible)
+        self._private = types.SimpleNamespace(ray_constants=types.SimpleNamespace(ENABLE_RAY_CLUSTER=True))
 
     def is_initialized(self) -> bool:
         return False
@@ -50,6 +52,7 @@ def test_the_default_binds_every_ray_port_to_loopback(fake_ray: FakeRay) -> None
     # raylet listened on every interface)
     assert fake_ray.env_at_init["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0"
     assert call["runtime_env"]["env_vars"]["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "0"
+    assert fake_ray._private.ray_constants.ENABLE_RAY_CLUSTER is False, "an earlier-imported Ray too"
 
 
 @pytest.mark.parametrize(
@@ -81,6 +84,7 @@ def test_an_operators_own_environment_wins(fake_ray: FakeRay) -> None:
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "1"
     serve_runner.init_ray(env={})
     assert fake_ray.env_at_init["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] == "1"
+    assert fake_ray._private.ray_constants.ENABLE_RAY_CLUSTER is True
 
 
 def test_config_and_environment(tmp_path: Path) -> None:
