@@ -27,6 +27,7 @@ from models.embeddings import Encoder
 from retrieval.dense import HNSW_THRESHOLD, DenseIndex
 from retrieval.documents import CHUNKER_VERSION, Document, build_document, index_text
 from retrieval.extract import SUPPORTED_SUFFIXES, ExtractionError, extract
+from retrieval.index_lock import index_lock
 from retrieval.lexical import LexicalIndex
 from retrieval.store import (
     FORMAT_VERSION,
@@ -171,14 +172,34 @@ def ingest(
     prune: bool = False,
     hnsw_threshold: int = HNSW_THRESHOLD,
     batch_size: int = 64,
+    wait: bool = False,
 ) -> IngestReport:
     """Add and update the documents under ``paths`` (files or folders, recursive) in ``index_dir``.
 
     ``prune=True`` also drops indexed documents whose source is not among ``paths``. Raises
-    :class:`IncompatibleIndexError` for an index of another format version; per-file problems never
-    raise, they are listed in ``IngestReport.failed``."""
+    :class:`IncompatibleIndexError` for an index of another format version, and
+    :class:`~retrieval.index_lock.IndexBusyError` while another ingest holds the index (``wait=True``
+    waits for it instead); per-file problems never raise, they are listed in ``IngestReport.failed``."""
+    with index_lock(Path(index_dir), wait=wait):  # from reading the old index to the swap: one writer
+        return _ingest(
+            paths, Path(index_dir), encoder=encoder, progress=progress, max_file_bytes=max_file_bytes,
+            max_chars=max_chars, prune=prune, hnsw_threshold=hnsw_threshold, batch_size=batch_size,
+        )
+
+
+def _ingest(
+    paths: Sequence[str | Path],
+    index_dir: Path,
+    *,
+    encoder: Encoder,
+    progress: bool,
+    max_file_bytes: int,
+    max_chars: int,
+    prune: bool,
+    hnsw_threshold: int,
+    batch_size: int,
+) -> IngestReport:
     started = time.perf_counter()
-    index_dir = Path(index_dir)
     report = IngestReport()
     old = _load_old(index_dir, encoder)
     files = _walk(paths, report)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast
 
 from models.json_types import JSON, JSONObject, json_objects
+from retrieval.index_lock import holder_alive
 from retrieval.types import Chunk, DocumentIdentity
 
 FORMAT_VERSION = 1
@@ -149,7 +150,11 @@ def _old_dirs(index_dir: Path) -> list[Path]:
 
 
 def recover(index_dir: Path) -> None:
-    """Finish or undo a swap that a crash interrupted between its two renames."""
+    """Finish or undo a swap that a crash interrupted between its two renames, and remove what a crashed
+    ingest left. Never while another process's ingest holds the index (retrieval/index_lock.py): its
+    temporary directory is its work in progress, and between its two renames the index is briefly absent."""
+    if holder_alive(index_dir):
+        return
     if index_dir.exists():
         for old in _old_dirs(index_dir):
             shutil.rmtree(old, ignore_errors=True)

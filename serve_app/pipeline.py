@@ -38,6 +38,7 @@ from serve_app.conversation.history import (
     preferred_documents,
     single_referenced_document,
 )
+from serve_app.conversation.retention import RetentionSchedule
 from serve_app.conversation.store import PlaygroundReceipt
 from serve_app.guard.auth import Principal
 from serve_app.guard.policy import GuardDecision
@@ -68,6 +69,8 @@ class Pipeline:
     guard: GuardRole
     store: StoreRole
     models_info: dict[str, dict[str, str]]
+    # Prunes old conversations and memory after writes, when the config sets an age (None: nothing to do).
+    retention: RetentionSchedule | None = None
 
     # ------------------------------------------------------------------ search
 
@@ -127,7 +130,11 @@ class Pipeline:
             owner_route = record.route
             if route != "playground" and owner_route not in (None, family):
                 raise errors.Conflict()
-            messages = await asyncio.to_thread(self.store.list_messages, req.conversation_id)
+            messages = await asyncio.to_thread(
+                self.store.list_messages,
+                req.conversation_id,
+                last=2 * self.config.conversations.history_read_turns,  # a question and its answer each
+            )
 
         ctx = AnswerRecord(route=route, req=req, trace_id=trace_id, started=started)
         scope = await self._scope(req.selection, req.document_ids, principal)
@@ -312,6 +319,8 @@ class Pipeline:
             new=req.conversation_id is None,
         )
         message_id = await asyncio.to_thread(self.store.write_exchange, exchange)
+        if self.retention is not None:
+            self.retention.after_write()
         body["conversation_id"] = cid
         body["message_id"] = message_id
         return ctx.result(body)

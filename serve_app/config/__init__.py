@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import Field, ValidationError, model_validator
@@ -51,6 +51,7 @@ __all__ = [
     "BudgetConfig",
     "CkanPortalConfig",
     "ConfigError",
+    "ConversationsConfig",
     "DeploymentConfig",
     "EncoderConfig",
     "EngineConfig",
@@ -138,8 +139,25 @@ class LimitsConfig(StrictModel):
     # The conversation store on PostgreSQL: how long a connect and one statement may take.
     db_connect_timeout_s: int = Field(10, ge=2, le=300)
     db_statement_timeout_s: float = Field(30.0, gt=0, le=3600)
-    requests_per_minute: int = 6000
+    # Moving windows of 60 s (serve_app/guard/ratelimit.py): per API key, and per verified principal of a
+    # partner token (iss|sub), whose limit a partner may set apart by issuer.
+    requests_per_minute: int = Field(6000, ge=1)
+    principal_requests_per_minute: int = Field(600, ge=1)
+    partner_requests_per_minute: dict[str, Annotated[int, Field(ge=1)]] = Field(default_factory=dict)
     playground_per_minute: int = 10
+
+
+class ConversationsConfig(StrictModel):
+    """How much of a conversation one turn reads, and how long stored conversations and memory are kept
+    (serve_app/conversation/retention.py). Nothing is deleted unless an age is set here or given to
+    ``aceh-rag prune``."""
+
+    # Exchanges (a question and its answer) read per turn: bounds the work of a turn in a long conversation.
+    # At least history_exchanges, so the model's view of the history is never cut by it.
+    history_read_turns: int = Field(50, ge=1, le=10_000)
+    retention_days: float | None = Field(None, gt=0)  # conversations idle longer are deleted
+    memory_retention_days: float | None = Field(None, gt=0)  # memory items older are deleted
+    prune_interval_s: float = Field(3600.0, ge=1)  # each replica prunes at most this often, after a write
 
 
 class SelectionFilter(StrictModel):
@@ -162,6 +180,7 @@ class AppConfig(StrictModel):
     v1: V1Config = Field(default_factory=V1Config)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     artifacts: ArtifactsConfig = Field(default_factory=ArtifactsConfig)
+    conversations: ConversationsConfig = Field(default_factory=ConversationsConfig)
     selections: dict[str, SelectionConfig] = Field(default_factory=dict)
     policy_file: str = "configs/policy.yaml"
     api_key_hashes: list[str] = Field(default_factory=list)
@@ -177,6 +196,15 @@ class AppConfig(StrictModel):
     database_url: str = "sqlite:///.aceh/aceh.db"
     index_dir: str = ".aceh/index"
     corpus: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _history_read_covers_the_view(self) -> AppConfig:
+        if self.conversations.history_read_turns < self.history_exchanges:
+            raise ValueError(
+                f"conversations.history_read_turns ({self.conversations.history_read_turns}) is below "
+                f"history_exchanges ({self.history_exchanges}): the model's view would be cut"
+            )
+        return self
 
     @model_validator(mode="after")
     def _roles_match_their_server(self) -> AppConfig:
@@ -270,6 +298,8 @@ def load_config(path: str | None = None, env: dict[str, str] | None = None) -> A
     if not isinstance(raw, dict):
         raise ConfigError(f"Config file {config_path} must hold a mapping at the top level.")
     raw.update(_env_overrides(env))
+    if env.get("ACEH_RAY_HOST") and isinstance(raw.get("serve", {}), dict):
+        raw["serve"] = {**(raw.get("serve") or {}), "ray_host": env["ACEH_RAY_HOST"]}
     try:
         return AppConfig.model_validate(raw)
     except ValidationError as exc:

@@ -63,6 +63,10 @@ _CALLS: dict[str, str] = {"Agent": "Retriever", "Annotator": "JudgePool"}
 
 class ServeConfig(StrictModel):
     host: str = "127.0.0.1"
+    # The address a local Ray binds its own ports to (GCS, raylet, object manager, dashboard): loopback on
+    # one machine; a node's address (or 0.0.0.0) only for a cluster (runtime/ray_bind.py, README "Cluster").
+    # ACEH_RAY_HOST overrides it. Ignored when RAY_ADDRESS joins a running cluster.
+    ray_host: str = Field(default="127.0.0.1", min_length=1)
     deployments: dict[str, DeploymentConfig] = Field(default_factory=dict)
     # Roles built inside each Ingress replica instead of as deployments of their own. Every hop between
     # replicas costs CPU (serialisation, an actor call, an event-loop turn on each side); on a small machine

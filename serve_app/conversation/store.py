@@ -1,5 +1,5 @@
 """The conversation store: conversations, messages, long-term memory, playground receipts and the
-cross-replica rate-limit counters, behind one interface over SQLAlchemy 2 Core.
+cross-replica rate-limit hits, behind one interface over SQLAlchemy 2 Core.
 
 SQLite (``sqlite:///path``, WAL, busy timeout) by default; PostgreSQL (``postgresql://…``, psycopg 3) for a
 store shared by replicas. Methods are synchronous and thread-safe; async callers use ``asyncio.to_thread``.
@@ -32,18 +32,17 @@ from sqlalchemy import (
     select,
     text,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine, make_url
 
 from models.json_types import JSONObject
 from serve_app import errors
 from serve_app.conversation import migrations as schema_migrations
 from serve_app.conversation.exchange import ANNOTATION_KEYS, Exchange, RouteFamily, insert_exchange
+from serve_app.conversation.shared_limits import hit_moving_window
 from serve_app.conversation.tables import (
     t_conversations,
     t_memory,
     t_messages,
-    t_rate,
     t_receipts,
 )
 
@@ -303,16 +302,16 @@ class Store:
             )
             return insert_exchange(conn, exchange, -1)
 
-    def list_messages(self, cid: str) -> list[JSONObject]:
-        """Messages in order. User: ``{message_id, ordinal, role, content, created_at}``; assistant adds
-        ``body`` (the stored answer as the reader saw it, claims and framing put back, and
-        ``v2_faithfulness``). JSON-ready. Ownership is the caller's check (``get_conversation``)."""
+    def list_messages(self, cid: str, *, last: int | None = None) -> list[JSONObject]:
+        """Messages in order; with ``last``, only the newest ``last`` (what one turn reads of a long
+        conversation). User: ``{message_id, ordinal, role, content, created_at}``; assistant adds ``body``
+        (the stored answer as the reader saw it, claims and framing put back, and ``v2_faithfulness``).
+        JSON-ready. Ownership is the caller's check (``get_conversation``)."""
+        newest_first = select(t_messages).where(t_messages.c.conversation_id == cid)
         with self._read() as conn:
-            rows = conn.execute(
-                select(t_messages).where(t_messages.c.conversation_id == cid).order_by(t_messages.c.ordinal)
-            ).all()
+            rows = conn.execute(newest_first.order_by(t_messages.c.ordinal.desc()).limit(last)).all()
         out = []
-        for row in rows:
+        for row in reversed(rows):
             item: JSONObject = {
                 "message_id": row.id,
                 "ordinal": row.ordinal,
@@ -414,31 +413,11 @@ class Store:
         ]
 
     def hit_rate_limit(self, key: str, limit: int, window_s: float) -> float | None:
-        """Count one hit for ``key`` in the current fixed window, shared by every process using this
-        database. None when allowed; otherwise the seconds until the window ends (Retry-After)."""
-        if window_s <= 0:
-            raise ValueError("window_s must be positive")
-        now = time.time()
-        start = math.floor(now / window_s) * window_s
-        retry_after = max(start + window_s - now, 0.001)
-        if limit <= 0:
-            return retry_after
-        start_ms = int(round(start * 1000))
-        insert = (postgresql.insert if self.dialect == "postgresql" else sqlite.insert)(t_rate)
-        # Increment only while under the limit, in one statement: no lost updates between replicas.
-        stmt = (
-            insert.values(key=key, window_start_ms=start_ms, count=1)
-            .on_conflict_do_update(
-                index_elements=[t_rate.c.key, t_rate.c.window_start_ms],
-                set_={"count": t_rate.c.count + 1},
-                where=t_rate.c.count < limit,
-            )
-            .returning(t_rate.c.count)
-        )
+        """Count one hit for ``key`` in a moving window of ``window_s``, shared by every process using this
+        database (conversation/shared_limits.py). None when allowed; otherwise the seconds until the oldest
+        hit leaves the window (Retry-After)."""
         with self._write() as conn:
-            counted = conn.execute(stmt).first()
-            conn.execute(t_rate.delete().where(t_rate.c.key == key, t_rate.c.window_start_ms < start_ms))
-        return None if counted is not None else retry_after
+            return hit_moving_window(conn, self.dialect, key, limit, window_s, time.time())
 
 
 def _check_family(route_family: str) -> None:

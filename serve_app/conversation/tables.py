@@ -1,5 +1,5 @@
 """The store's tables (SQLAlchemy Core): conversations, their messages, long-term memory, playground
-receipts, the cross-replica rate-limit counters and the v1 artifacts. JSON columns are JSONB on PostgreSQL."""
+receipts, the cross-replica rate-limit hits and the v1 artifacts. JSON columns are JSONB on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -58,11 +58,11 @@ t_receipts = Table(
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("finished_at", DateTime(timezone=True), nullable=False),
 )
-t_rate = Table(
-    "rate_limit", metadata,
-    Column("key", String(512), primary_key=True),
-    Column("window_start_ms", BigInteger, primary_key=True),
-    Column("count", Integer, nullable=False),
+t_rate_hits = Table(
+    "rate_hits", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("key", String(512), nullable=False),
+    Column("at_ms", BigInteger, nullable=False),
 )
 t_artifacts = Table(
     "artifacts", metadata,

@@ -28,7 +28,7 @@ class Admission:
 
 
 class SharedLimits(Protocol):
-    """The store's fixed-window counter, shared by every ingress replica (conversation/store.py)."""
+    """The store's moving-window limit, shared by every ingress replica (conversation/shared_limits.py)."""
 
     def hit_rate_limit(self, key: str, limit: int, window_s: float) -> float | None: ...
 
@@ -38,22 +38,27 @@ class GuardService:
     authenticator: Authenticator
     policy: PolicyGuard
     limiter: RateLimiter
+    # Per verified principal (a partner's end user, ``iss|sub``), keyed by issuer for per-partner limits:
+    # one partner's users cannot spend the shared API key's whole allowance between them unnoticed.
+    principal_limiter: RateLimiter | None = None
     store: SharedLimits | None = None
     playground_per_minute: int = 10
 
     async def admit(self, headers: Mapping[str, str], question: str | None = None) -> Admission:
         """One guard call per request: 401 for a missing or unaccepted key and, with partners configured,
-        any JWT problem; then the per-key rate limit, whose Retry-After (or None) the ingress turns into
-        429 only after the body checks (the contract puts 400/422/503/403 before 429). With ``question``
-        (a valid body's query) the question is screened in the same call, so a request that brings no
-        conversation history costs the graph no second guard round trip; the pipeline applies that verdict
-        at its place in the contract's order (after the conversation and scope checks)."""
+        any JWT problem; then the per-key and per-principal rate limits, whose Retry-After (or None) the
+        ingress turns into 429 only after the body checks (the contract puts 400/422/503/403 before 429).
+        With ``question`` (a valid body's query) the question is screened in the same call, so a request that
+        brings no conversation history costs the graph no second guard round trip; the pipeline applies that
+        verdict at its place in the contract's order (after the conversation and scope checks)."""
         try:
             principal = self.authenticator.authenticate(headers)
         except AuthError:
             raise errors.Unauthorized() from None
         api_key = next((v for k, v in headers.items() if k.lower() == "x-api-key"), "")
         retry = self.limiter.check("key:" + hashlib.sha256(api_key.encode()).hexdigest()[:16])
+        if retry is None and principal.verified and self.principal_limiter is not None:
+            retry = self.principal_limiter.check("principal:" + principal.key, limit_key=principal.issuer)
         screen = None if question is None else await self.policy.ascreen_request(question, ())
         return Admission(principal, None if retry is None else retry_after_header(retry), screen)
 

@@ -45,6 +45,15 @@ def _parser() -> argparse.ArgumentParser:
     ing.add_argument(
         "--prune", action="store_true", help="also delete indexed documents whose source is not under PATHS"
     )
+    ing.add_argument(
+        "--wait",
+        action="store_true",
+        help="when another ingest is writing the index, wait for it (default: refuse at once)",
+    )
+
+    pr = sub.add_parser("prune", help="delete stored conversations and memory items older than set ages")
+    pr.add_argument("--conversations-days", type=float, help="default: conversations.retention_days")
+    pr.add_argument("--memory-days", type=float, help="default: conversations.memory_retention_days")
 
     sub.add_parser(
         "serve",
@@ -84,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = load_config(args.config)
         handler = {
             "ingest": cmd_ingest,
+            "prune": cmd_prune,
             "serve": cmd_serve,
             "ask": cmd_ask,
             "search": cmd_search,
@@ -107,11 +117,44 @@ def cmd_ingest(cfg: AppConfig, args: argparse.Namespace) -> int:
 
     index_dir = Path(args.index) if args.index else cfg.resolve(cfg.index_dir)
     report = index_setup.ingest_paths(
-        cfg, [Path(p) for p in args.paths], index_dir, progress=not args.no_progress, prune=args.prune
+        cfg,
+        [Path(p) for p in args.paths],
+        index_dir,
+        progress=not args.no_progress,
+        prune=args.prune,
+        wait=args.wait,
     )
     print(report.summary())
     if report.failed and not (report.added or report.updated or report.unchanged):
         return 1
+    return 0
+
+
+# ---------------------------------------------------------------------------- prune
+
+
+def cmd_prune(cfg: AppConfig, args: argparse.Namespace) -> int:
+    """Delete only what an age names, given here or in the config: with neither, nothing is touched."""
+    from serve_app.conversation.retention import RetentionPolicy, prune
+    from serve_app.runtime.factory import build_store
+
+    conv = cfg.conversations
+    days = args.conversations_days if args.conversations_days is not None else conv.retention_days
+    memory = args.memory_days if args.memory_days is not None else conv.memory_retention_days
+    try:
+        policy = RetentionPolicy(days, memory)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if policy.empty:
+        raise CliError(
+            "No retention age is set, so nothing is deleted: pass --conversations-days or --memory-days, "
+            "or set conversations.retention_days or conversations.memory_retention_days in the config."
+        )
+    store = build_store(cfg)
+    try:
+        print(prune(store, policy).summary())
+    finally:
+        store.close()
     return 0
 
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # imported lazily at run time: each builder loads only what i
     from serve_app.agent.agent import Agent
     from serve_app.agent.writers.base import Writer
     from serve_app.answer.annotate import Annotator
+    from serve_app.conversation.retention import RetentionSchedule
     from serve_app.conversation.store import Store
     from serve_app.guard.admission import GuardService
     from serve_app.guard.policy import PolicyGuard
@@ -197,7 +198,7 @@ def build_guard(cfg: AppConfig, *, store: Store, processes: int = 1) -> GuardSer
     """``processes``: how many guard processes share the traffic (each keeps its share of the rate limits)."""
     from serve_app.guard.admission import GuardService
     from serve_app.guard.auth import Authenticator
-    from serve_app.guard.ratelimit import RateLimiter
+    from serve_app.guard.ratelimit import RateLimit, RateLimiter
 
     try:
         authenticator = Authenticator.from_env(cfg.api_keys, cfg.partners_file, cfg.api_key_hashes)
@@ -207,6 +208,14 @@ def build_guard(cfg: AppConfig, *, store: Store, processes: int = 1) -> GuardSer
         authenticator=authenticator,
         policy=build_policy(cfg),
         limiter=RateLimiter(per_minute=cfg.limits.requests_per_minute, processes=processes),
+        principal_limiter=RateLimiter(
+            per_minute=cfg.limits.principal_requests_per_minute,
+            per_key={
+                issuer: RateLimit(requests=n, per_seconds=60.0)
+                for issuer, n in cfg.limits.partner_requests_per_minute.items()
+            },
+            processes=processes,
+        ),
         store=store,
         playground_per_minute=cfg.limits.playground_per_minute,
     )
@@ -265,7 +274,20 @@ def build_pipeline(
         guard=guard,
         store=store,
         models_info=models_info(cfg),
+        retention=build_retention(cfg, store),
     )
+
+
+def build_retention(cfg: AppConfig, store: object) -> RetentionSchedule | None:
+    """The after-write pruning of a store, when the config sets a retention age (else None: keep all)."""
+    from serve_app.conversation.retention import RetentionPolicy, RetentionSchedule
+    from serve_app.conversation.store import Store
+
+    conv = cfg.conversations
+    policy = RetentionPolicy(conv.retention_days, conv.memory_retention_days)
+    if policy.empty or not isinstance(store, Store):
+        return None
+    return RetentionSchedule(store, policy, interval_s=conv.prune_interval_s)
 
 
 def build_inprocess(

@@ -94,10 +94,13 @@ def _no_index(index_dir: Path) -> ConfigError:
 @contextlib.contextmanager
 def _index_errors(index_dir: Path) -> Iterator[None]:
     """A missing index or one built by another encoder: one sentence (ConfigError), no traceback."""
+    from retrieval.index_lock import IndexBusyError
     from retrieval.store import IncompatibleIndexError, IndexMissingError
 
     try:
         yield
+    except IndexBusyError as exc:
+        raise ConfigError(str(exc).rstrip(".") + ".") from None
     except IndexMissingError:
         raise _no_index(index_dir) from None
     except IncompatibleIndexError as exc:
@@ -105,7 +108,13 @@ def _index_errors(index_dir: Path) -> Iterator[None]:
 
 
 def ingest_paths(
-    cfg: AppConfig, paths: Sequence[Path], index_dir: Path, *, progress: bool = True, prune: bool = False
+    cfg: AppConfig,
+    paths: Sequence[Path],
+    index_dir: Path,
+    *,
+    progress: bool = True,
+    prune: bool = False,
+    wait: bool = False,
 ) -> IngestReport:
     from retrieval.ingest import ingest
 
@@ -113,7 +122,9 @@ def ingest_paths(
     if missing:
         raise ConfigError(f"Nothing to ingest at {', '.join(missing)}.")
     with _index_errors(index_dir):
-        return ingest(paths, index_dir, encoder=build_encoder(cfg), progress=progress, prune=prune)
+        return ingest(
+            paths, index_dir, encoder=build_encoder(cfg), progress=progress, prune=prune, wait=wait
+        )
 
 
 def ensure_index(cfg: AppConfig) -> None:

@@ -14,6 +14,7 @@ import threading
 
 from serve_app.config import AppConfig, ConfigError
 from serve_app.runtime import factory, index_setup
+from serve_app.runtime.ray_bind import apply_to_loaded_ray, bind_env, bind_kwargs
 from serve_app.wire.body_guard import BodyLimits
 
 
@@ -84,10 +85,15 @@ def body_limits(cfg: AppConfig) -> BodyLimits:
     )
 
 
-def init_ray(*, num_cpus: int | None = None, env: dict[str, str] | None = None) -> None:
+def init_ray(
+    *, num_cpus: int | None = None, env: dict[str, str] | None = None, host: str = "127.0.0.1"
+) -> None:
     """Join ``RAY_ADDRESS`` when it is set, else start a local Ray with :func:`ray_env`'s variables (a
-    cluster that is joined keeps its own: set them where it starts)."""
+    cluster that is joined keeps its own: set them where it starts), bound to ``host`` (ray_bind.py)."""
     env = env if env is not None else ray_env()
+    address = os.environ.get("RAY_ADDRESS")
+    if not address:
+        env = {**bind_env(host), **env}
     for key, value in env.items():
         os.environ.setdefault(key, value)  # before ray.serve is imported: its constants read them once
     import ray
@@ -95,21 +101,22 @@ def init_ray(*, num_cpus: int | None = None, env: dict[str, str] | None = None) 
     if ray.is_initialized():
         return
     env = {k: os.environ[k] for k in env}
-    address = os.environ.get("RAY_ADDRESS")
     if address:
         ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": env})
     else:
+        apply_to_loaded_ray(ray)
         ray.init(
             num_cpus=num_cpus or max(2, os.cpu_count() or 2),
             include_dashboard=False,
             log_to_driver=False,
             runtime_env={"env_vars": env},
+            **bind_kwargs(host),
         )
 
 
 def start_serve(cfg: AppConfig, *, num_cpus: int | None = None) -> None:
     """Start a local Ray (or join RAY_ADDRESS) and deploy the graph; returns once it is running."""
-    init_ray(num_cpus=num_cpus, env=ray_env(cfg))
+    init_ray(num_cpus=num_cpus, env=ray_env(cfg), host=cfg.serve.ray_host)
     from ray import serve
 
     from serve_app.app import build_app

@@ -367,6 +367,20 @@ def test_playground_is_rate_limited_per_admin(verified: dict[str, Any]) -> None:
     assert post(client, "/query/v2", {"query": BUDGET_QUESTION}, headers=verified["alice"]).status_code == 200
 
 
+def test_partner_principals_are_rate_limited_each_under_their_partners_limit(
+    tmp_path: Path, demo_index: Path, demo_retriever: Any, partners_file: Path, signing_key: rsa.RSAPrivateKey
+) -> None:
+    limits = {"principal_requests_per_minute": 1, "partner_requests_per_minute": {ISSUER: 2}}
+    cfg = config(tmp_path, demo_index, partners_file=str(partners_file), limits=limits)
+    with client_for(cfg, demo_retriever) as client:
+        alice, bob = _headers(signing_key, "alice"), _headers(signing_key, "bob")
+        statuses = [post(client, "/search", {"query": "x"}, headers=alice).status_code for _ in range(3)]
+        assert statuses == [200, 200, 429], "the partner's own limit (2), not the default (1)"
+        limited = post(client, "/search", {"query": "anggaran"}, headers=alice)
+        assert limited.json()["error"] == "rate_limited" and int(limited.headers["Retry-After"]) >= 1
+        assert post(client, "/search", {"query": "anggaran"}, headers=bob).status_code == 200, "per principal"
+
+
 # ---------------------------------------------------------------------------- verified identity
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import socket
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from serve_app.runtime.cli import main
 from tests.conftest import API_KEY, DEMO_CORPUS, REPO
+from tests.support.lock_holder import lock_held_elsewhere
 
 
 @pytest.fixture()
@@ -229,6 +231,43 @@ def test_ask_with_the_demo_sources_cites_the_mcp_call(
     out = capsys.readouterr().out
     assert "nilai: 152340 jiwa" in out and "terverifikasi" in out
     assert '(MCP demo; 2024; cari_statistik(query="Berapa jumlah penduduk Kabupaten Teluk Damai' in out
+
+
+def test_a_second_ingest_of_one_index_refuses_with_one_line(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index = env / "idx"
+    one = DEMO_CORPUS / "qanun_syariat.md"
+    with lock_held_elsewhere(index, env / "released"):
+        assert main(["ingest", str(one), "--index", str(index), "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("aceh-rag: another ingest is writing the index") and err.count("\n") == 1
+        assert not index.exists()
+    assert main(["ingest", str(one), "--index", str(index), "--no-progress", "--wait"]) == 0
+
+
+def test_prune_deletes_only_with_an_age_given(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from serve_app.config import load_config
+    from serve_app.conversation.exchange import Exchange
+    from serve_app.conversation.tables import t_conversations, t_memory, t_messages
+    from serve_app.runtime.factory import build_store
+
+    store = build_store(load_config())
+    store.write_exchange(Exchange("c1", "iss|x", "v2", "tanya", {"answer": "jawab"}, ("catatan",), new=True))
+    store.write_exchange(Exchange("c2", "iss|x", "v2", "tanya", {"answer": "jawab"}, new=True))
+    long_ago = datetime.now(UTC) - timedelta(days=40)
+    with store.engine.begin() as conn:  # c1 was last used 40 days ago
+        for table in (t_conversations, t_messages, t_memory):
+            key = table.c.id if table is t_conversations else table.c.conversation_id
+            conn.execute(table.update().where(key == "c1").values(created_at=long_ago))
+    store.close()
+    assert main(["prune"]) == 2  # no age in the config, none on the command line: nothing is touched
+    assert "No retention age is set, so nothing is deleted" in _one_sentence(capsys.readouterr().err)
+    assert main(["prune", "--conversations-days", "-1"]) == 2
+    assert main(["prune", "--conversations-days", "50"]) == 0
+    assert "0 conversations (0 messages) and 0 memory items deleted" in capsys.readouterr().out
+    assert main(["prune", "--conversations-days", "30"]) == 0  # c1 goes, c2 (in use today) stays
+    assert "1 conversations (2 messages) and 1 memory items deleted" in capsys.readouterr().out
 
 
 def test_ingest_is_idempotent(env: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,13 +15,14 @@ from datetime import UTC, datetime
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, select
 from sqlalchemy.engine import Connection
 
-from serve_app.conversation.migrations import m0001_initial, m0002_artifacts
+from serve_app.conversation.migrations import m0001_initial, m0002_artifacts, m0003_rate_hits
 
 Migration = tuple[int, str, Callable[[Connection], None]]
 
 MIGRATIONS: list[Migration] = [
     (1, "conversations, messages, memory, playground receipts, rate limits", m0001_initial.upgrade),
     (2, "v1 artifacts (CSV/XLSX) with owner and expiry", m0002_artifacts.upgrade),
+    (3, "moving-window rate limit hits replace the fixed-window counters", m0003_rate_hits.upgrade),
 ]
 LATEST_VERSION = MIGRATIONS[-1][0]
 
