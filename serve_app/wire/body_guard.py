@@ -14,7 +14,11 @@ on it; Ray Serve's proxy exposes only the idle keep-alive timeout (``keep_alive_
 * a body not complete within ``read_deadline_s``: 408, and the connection is closed;
 * a body that grows past the limit while it is read: 413.
 
-Every refusal carries ``Connection: close`` (uvicorn then closes the socket, whatever is left unread). A
+Every refusal carries ``Connection: close``. Before the socket is closed, what the client is still sending of
+its body is read and dropped for up to ``LINGER_S`` (a lingering close, as nginx does): closing a socket
+with unread bytes, or with bytes still arriving, makes the kernel send a reset, and a reset can destroy the
+refusal in the client's buffer before the client reads it, so the client would see "connection reset"
+instead of its 408/413/503. A
 complete body is handed on unchanged to the app, whose own checks keep the contract's order (413, 401, 400,
 ...). Requests that carry no body, and the open probes ``/healthz`` and ``/metrics``, pass straight through,
 so they answer while these limits are hit.
@@ -41,6 +45,7 @@ from serve_app.wire.tracing import REQUEST_ID_HEADER, HttpMiddleware, valid_requ
 log = logging.getLogger("aceh_rag.body_guard")
 OPEN_PATHS = frozenset({"/healthz", "/metrics", "/-/healthz", "/-/routes"})
 BUSY_RETRY_AFTER_S = 1
+LINGER_S = 1.0  # how long a refused request's remaining body is read and dropped before the close
 # Environment of Ray's proxy process (serve_runner.ray_env sets it from the config's ``limits``).
 ENV_MAX_BODY_BYTES = "ACEH_MAX_BODY_BYTES"
 ENV_READ_DEADLINE_S = "ACEH_BODY_READ_DEADLINE_S"
@@ -87,7 +92,9 @@ class BodyLimits:
 
 
 class _TooLarge(Exception):
-    pass
+    def __init__(self, complete: bool) -> None:
+        super().__init__()
+        self.complete = complete  # the client had sent its whole body: nothing left to drain
 
 
 class _Disconnected(Exception):
@@ -120,7 +127,7 @@ class BodyGuardMiddleware(HttpMiddleware):
             await self.app(scope, receive, send)  # no body to wait for
             return
         if declared is not None and declared.isdigit() and int(declared) > self.limits.max_body_bytes:
-            await refuse(errors.PayloadTooLarge())
+            await refuse(errors.PayloadTooLarge(), drain=receive)
             return
         # At the bound, a request takes no place: it may wait only the short grace for a body that is
         # complete on arrival, and a slow one is refused at once instead of queueing behind the others.
@@ -134,13 +141,14 @@ class BodyGuardMiddleware(HttpMiddleware):
         except TimeoutError:
             if at_bound:
                 self._log_busy()
-                await refuse(errors.NotReady(headers={"Retry-After": str(BUSY_RETRY_AFTER_S)}))
+                busy = errors.NotReady(headers={"Retry-After": str(BUSY_RETRY_AFTER_S)})
+                await refuse(busy, drain=receive)
             else:
                 log.info("request body not complete within %.1f s: 408", self.limits.read_deadline_s)
-                await refuse(errors.RequestTimeout())
+                await refuse(errors.RequestTimeout(), drain=receive)
             return
-        except _TooLarge:
-            await refuse(errors.PayloadTooLarge())
+        except _TooLarge as too_large:
+            await refuse(errors.PayloadTooLarge(), drain=None if too_large.complete else receive)
             return
         except _Disconnected:
             return  # the client left: nobody to answer
@@ -160,7 +168,7 @@ class BodyGuardMiddleware(HttpMiddleware):
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.limits.max_body_bytes:
-                raise _TooLarge()
+                raise _TooLarge(complete=not message.get("more_body", False))
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
@@ -184,7 +192,23 @@ def _request_id(headers: Headers) -> str:
     return valid_request_id(headers.get(REQUEST_ID_HEADER)) or uuid.uuid4().hex
 
 
-async def _refuse(send: Send, request_id: str | None, error: errors.ServiceError) -> None:
+async def _drain(receive: Receive) -> None:
+    """Read and drop the rest of the body until it is complete, the client leaves or ``LINGER_S`` passes."""
+    try:
+        async with asyncio.timeout(LINGER_S):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect" or not message.get("more_body", False):
+                    return
+    except TimeoutError:
+        return
+
+
+async def _refuse(
+    send: Send, request_id: str | None, error: errors.ServiceError, *, drain: Receive | None = None
+) -> None:
+    """The error answered with ``Connection: close``; with ``drain``, the whole answer is sent first and the
+    close waits for :func:`_drain`, so the client reads the answer before any reset can reach it."""
     body = json.dumps(error.body(), ensure_ascii=False).encode()
     headers = [
         (b"content-type", b"application/json"),
@@ -195,4 +219,9 @@ async def _refuse(send: Send, request_id: str | None, error: errors.ServiceError
     if request_id is not None:
         headers.append((b"x-request-id", request_id.encode()))
     await send({"type": "http.response.start", "status": error.status_code, "headers": headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
+    if drain is None:
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+        return
+    await send({"type": "http.response.body", "body": body, "more_body": True})  # sent now, not closed yet
+    await _drain(drain)
+    await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -224,3 +224,35 @@ def test_at_the_bound_a_body_that_misses_the_grace_is_503_and_one_that_arrives_p
     assert run(BodyLimits(max_readers=2, busy_grace_s=0.0), [dict(partial)]) == 503
     assert run(BodyLimits(max_readers=2, busy_grace_s=60.0), [dict(partial), dict(complete)]) == 200
     assert run(BodyLimits(max_readers=2, busy_grace_s=0.0), [dict(complete)]) == 200
+
+
+def test_a_refusal_is_sent_whole_before_the_rest_of_the_body_is_drained_and_the_socket_closed() -> None:
+    """A lingering close, on a scripted ASGI receive (no server, no clock): the answer goes out in full while
+    the connection stays open, the client's remaining body is read and dropped, then the response ends."""
+    import asyncio
+
+    events: list[str] = []
+    messages = [
+        {"type": "http.request", "body": b"x" * 600, "more_body": True},
+        {"type": "http.request", "body": b"x" * 600, "more_body": True},  # past the limit: 413
+        {"type": "http.request", "body": b"x" * 600, "more_body": True},  # still arriving: drained
+        {"type": "http.request", "body": b"x", "more_body": False},
+    ]
+
+    async def receive() -> dict[str, Any]:
+        events.append("receive")
+        return messages.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            events.append(f"start {message['status']}")
+        else:
+            events.append("body" + (" (open)" if message["more_body"] else " (end)"))
+
+    chunked = [(b"transfer-encoding", b"chunked")]
+    scope = {"type": "http", "method": "POST", "path": "/echo", "headers": chunked, "query_string": b"",
+             "http_version": "1.1", "scheme": "http", "server": ("t", 80)}
+    guard = _guarded(BodyLimits(max_body_bytes=1000))
+    asyncio.run(guard(scope, receive, send))  # type: ignore[arg-type]
+    assert events == ["receive", "receive", "start 413", "body (open)", "receive", "receive", "body (end)"]
+    assert messages == [] and guard.readers == 0
