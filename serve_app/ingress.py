@@ -123,12 +123,8 @@ class Ingress:
             # The reference web client: open like /healthz; the page sends credentials on its API calls.
             Mount("/ui", app=UIStaticFiles(), name="ui"),
         ]
-        limits = self.pipeline.config.limits
-        body_limits = BodyLimits(
-            max_body_bytes=self.max_body_bytes,
-            read_deadline_s=limits.body_read_deadline_s,
-            max_readers=limits.max_body_readers,
-        )
+        body_limits = BodyLimits.of(self.pipeline.config.limits)
+        body_limits = dataclasses.replace(body_limits, max_body_bytes=self.max_body_bytes)
         middleware = [
             Middleware(TraceMiddleware, behind_ray_proxy=self.behind_ray_proxy),
             # Before any route: a slow body is refused (408 / 503 / 413) before a route waits on it.

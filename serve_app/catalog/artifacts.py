@@ -16,10 +16,13 @@ from dataclasses import dataclass
 from typing import cast
 
 from openpyxl import Workbook
+from openpyxl.cell.cell import Cell
+from openpyxl.worksheet.worksheet import Worksheet
 
 from models.json_types import JSON, json_objects, json_text
 from retrieval.port import RetrieverPort
 from serve_app.answer.compose import table_cells
+from serve_app.catalog.formula_guard import neutralised
 from serve_app.conversation.artifacts import ArtifactFile, ArtifactStore
 from serve_app.conversation.store import Store
 from serve_app.guard.auth import Principal
@@ -122,13 +125,22 @@ async def cited_source_rows(body: JSON, retriever: RetrieverPort) -> list[Sheet]
 def to_csv(sheet: Sheet) -> bytes:
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer)
-    writer.writerow(sheet.columns)
-    writer.writerows(sheet.rows)
+    writer.writerow([neutralised(v) for v in sheet.columns])
+    writer.writerows([neutralised(v) for v in row] for row in sheet.rows)
     return buffer.getvalue().encode("utf-8")
 
 
-def _cell(value: str) -> str | int:
-    return int(value) if _INTEGER.match(value) else value
+def _text_cell(ws: Worksheet, value: str) -> Cell:
+    """Text neutralised and typed as a string: openpyxl never stores it as a formula, whatever it starts
+    with (its setter alone would type a leading ``=`` as one)."""
+    cell = Cell(ws, value=neutralised(value))
+    cell.data_type = "s"
+    return cell
+
+
+def _cell(ws: Worksheet, value: str) -> Cell:
+    """A plain integer (negative ones too) as a number, which is never a formula; anything else as text."""
+    return Cell(ws, value=int(value)) if _INTEGER.match(value) else _text_cell(ws, value)
 
 
 def to_xlsx(sheet: Sheet) -> bytes:
@@ -136,9 +148,9 @@ def to_xlsx(sheet: Sheet) -> bytes:
     ws = book.active
     assert ws is not None  # a new workbook always has its first sheet
     ws.title = sheet.name[:31]  # Excel's limit on a sheet name
-    ws.append(sheet.columns)
+    ws.append([_text_cell(ws, v) for v in sheet.columns])
     for row in sheet.rows:
-        ws.append([_cell(v) for v in row])
+        ws.append([_cell(ws, v) for v in row])
     out = io.BytesIO()
     book.save(out)
     return out.getvalue()

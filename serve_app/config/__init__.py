@@ -131,9 +131,11 @@ class ArtifactsConfig(StrictModel):
 class LimitsConfig(StrictModel):
     max_body_bytes: int = 65536
     # Slow bodies (wire/body_guard.py): a body not complete this long after its headers is answered 408 and
-    # its connection closed; at most ``max_body_readers`` requests read a body at once (more: 503 at once).
+    # its connection closed; at most ``max_body_readers`` requests wait on an incomplete body at once.
     body_read_deadline_s: float = Field(10.0, gt=0, le=300)
     max_body_readers: int = Field(256, ge=1)
+    # At that bound, a body complete within this long still passes (it needs no waiting); a slower one: 503.
+    body_busy_grace_s: float = Field(0.25, ge=0, le=5)
     # How long the HTTP server keeps an idle keep-alive connection open (uvicorn's timeout_keep_alive).
     keep_alive_s: int = Field(15, ge=1, le=600)
     # The conversation store on PostgreSQL: how long a connect and one statement may take.

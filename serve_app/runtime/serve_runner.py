@@ -77,12 +77,7 @@ def ray_env(cfg: AppConfig | None = None) -> dict[str, str]:
 
 
 def body_limits(cfg: AppConfig) -> BodyLimits:
-    limits = cfg.limits
-    return BodyLimits(
-        max_body_bytes=limits.max_body_bytes,
-        read_deadline_s=limits.body_read_deadline_s,
-        max_readers=limits.max_body_readers,
-    )
+    return BodyLimits.of(cfg.limits)
 
 
 def init_ray(

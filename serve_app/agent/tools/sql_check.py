@@ -15,6 +15,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from serve_app.agent.tools.sql_tables import UnresolvedTables, real_tables
+
 _FORBIDDEN = re.compile(
     r"\b(insert|update|delete|drop|alter|create|replace|truncate|attach|detach|pragma|grant|revoke|vacuum|"
     r"copy|merge|call|exec|execute|into|lock|set|reindex|analyze|comment|load|begin|commit|rollback|"
@@ -84,14 +86,15 @@ def check_select(
         if isinstance(node, exp.Func) and not operator and type(node).__name__ not in _FUNCTIONS:
             name = node.name if isinstance(node, exp.Anonymous) else type(node).__name__
             raise UnsafeStatement(f"the function {name} is not allowed")
-    ctes = {cte.alias_or_name.lower() for cte in root.find_all(exp.CTE)}
     allowed = None if tables is None else {t.lower() for t in tables()}
-    for table in root.find_all(exp.Table):
+    try:
+        read = real_tables(root, _DIALECTS.get(dialect, dialect))
+    except UnresolvedTables as e:
+        raise UnsafeStatement(str(e)) from None
+    for table in read:  # CTE references resolved by scope: a CTE's name shadows only what really is the CTE
         name, where = table.name.lower(), table.db.lower()
         if not name:
             raise UnsafeStatement("only named tables may be read")
-        if name in ctes and not where:
-            continue
         if table.catalog or (where and where != (schema or "").lower()):
             raise UnsafeStatement(f"the table {table.sql()} is outside the allowed schema")
         if allowed is not None and name not in allowed:
