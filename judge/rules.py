@@ -17,10 +17,12 @@ from typing import Literal
 
 from judge.base import Judge
 from judge.claims import CLAUSE_BREAK_RE, ClaimParts, claim_parts
+from judge.csv_rows import csv_prose
 from judge.grounding import Source, allowed_unknown, ground_figure, ground_period
 from judge.numbers import PERIOD_KINDS
 from judge.polarity import Polarity, polarity, polarity_conflicts
 from judge.references import reference_keys
+from judge.scope import flow_conflict, scope_unsupported
 from judge.textunits import (
     TextView,
     Token,
@@ -109,7 +111,21 @@ def _cached_source(
     key: str, text: str, items: tuple[tuple[str, str], ...], context_words: frozenset[str]
 ) -> Source:
     keys, periods, refs, words = _identity(items)
-    return Source(key, build_view(text), keys, periods, refs, words | context_words)
+    prose = csv_prose(text)
+    view = build_view(prose.text if prose else text)
+    return Source(key, view, keys, periods, refs, words | context_words, prose)
+
+
+def _cited_spans(
+    spans: list[tuple[str, int, int]], sources: Sequence[Source]
+) -> tuple[tuple[str, int, int], ...]:
+    """Spans in the cited text: one found in a CSV row's prose points at the cell it was read from."""
+    proses = {s.key: s.prose for s in sources if s.prose is not None}
+    cited = []
+    for key, start, end in spans:
+        prose = proses.get(key)
+        cited.append((key, *prose.origin(start, end)) if prose else (key, start, end))
+    return tuple(dict.fromkeys(cited))
 
 
 def _whole(view: TextView) -> Polarity:
@@ -186,6 +202,11 @@ def check_claim(
         regions.setdefault(grounding.source_index, []).extend(
             source.view.regions.get(grounding.figure_index, ())
         )
+    texts = [s.view.text for s in sources]
+    if scope_unsupported(claim, texts):
+        reasons.append("scope_unsupported")  # "seluruh", "setiap", "hanya" the passage does not write
+    if flow_conflict(claim, texts):
+        reasons.append("polarity_conflict")  # "dari kabupaten" where the passage says "kepada kabupaten"
     if _condition_elsewhere(parts, sources, placed):
         reasons.append("condition_elsewhere")
     for period in parts.periods:
@@ -229,7 +250,7 @@ def check_claim(
         # 10% …" states its rise by its own grounded figures
         reasons = _direction_by_arithmetic(parts, reasons)
     unique = tuple(dict.fromkeys(reasons))
-    return RuleCheck("unsupported" if unique else "supported", unique, tuple(dict.fromkeys(spans)))
+    return RuleCheck("unsupported" if unique else "supported", unique, _cited_spans(spans, sources))
 
 
 def _condition_elsewhere(

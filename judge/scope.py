@@ -1,0 +1,77 @@
+"""Scope and flow words a claim adds to what the passage says: "seluruh", "setiap", "hanya"; "dari" for
+"kepada".
+
+A figure written for "Belanja Tunjangan Pimpinan dan Anggota" is not what "setiap anggota" receives; the
+amount of one revenue line ("DBH Pajak") is not "seluruh Dana Bagi Hasil"; a condition the passage gives as
+one of two ("15% kursi atau 15% suara") is not the "only" one. Such words widen or narrow the claim's scope,
+so the passage must write one of the same kind for the claim to stand. Likewise a transfer "kepada
+kabupaten" is not a receipt "dari kabupaten": a flow preposition before the same party must agree with the
+passage's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# Each group: words of one scope, in both languages; the passage must write a word of the claim's group.
+_SCOPE_GROUPS = (
+    frozenset({"seluruh", "seluruhnya", "semua", "semuanya", "segenap", "all", "entire", "whole"}),
+    frozenset({"setiap", "tiap", "tiap-tiap", "masing-masing", "each", "every"}),
+    frozenset({"hanya", "semata", "semata-mata", "solely", "exclusively"}),
+)
+# English "only" is an adverb of many uses ("only partly granted", "amounts to only Rp…"); it restricts a
+# condition when it opens one.
+_ONLY_CONDITION_RE = re.compile(r"\bonly\s+(?:if|when|where|for|to)\b", re.IGNORECASE)
+_EXCLUSIVE = _SCOPE_GROUPS[2]
+_WORD_RE = re.compile(r"[a-z]+(?:-[a-z]+)*")
+
+# A flow toward a party and one from it: the party (the next word) must not change side.
+_TOWARD = frozenset({"kepada", "ke", "untuk", "to", "towards"})
+_AWAY = frozenset({"dari", "from"})
+_FLOW_RE = re.compile(r"\b(kepada|ke|untuk|to|towards|dari|from)\s+(?:the\s+)?([a-z]{4,})", re.IGNORECASE)
+
+
+def scope_words(text: str) -> frozenset[str]:
+    """The scope words a text writes (lower case)."""
+    words = set(_WORD_RE.findall(text.lower()))
+    found = {w for group in _SCOPE_GROUPS for w in group if w in words}
+    if _ONLY_CONDITION_RE.search(text):
+        found.add("solely")
+    return frozenset(found)
+
+
+def scope_unsupported(claim: str, passages: Iterable[str]) -> bool:
+    """Whether the claim writes a scope word of a group no passage writes a word of."""
+    claimed = scope_words(claim)
+    if not claimed:
+        return False
+    written = frozenset().union(*(scope_words(p) for p in passages))
+    return any(not claimed.isdisjoint(group) and written.isdisjoint(group) for group in _SCOPE_GROUPS)
+
+
+def _flows(text: str) -> set[tuple[str, str]]:
+    """(side, party stem) of each flow preposition: ("toward", "pemerin") for "kepada pemerintahan"."""
+    flows = set()
+    for match in _FLOW_RE.finditer(text):
+        side = "toward" if match.group(1).lower() in _TOWARD else "away"
+        flows.add((side, match.group(2).lower()[:6]))
+    return flows
+
+
+def flow_conflict(claim: str, passages: Iterable[str]) -> bool:
+    """Whether the claim puts a party on the other side of a flow than every passage does: "dari kabupaten"
+    where the passage writes only "kepada kabupaten" (a party's word compared by its first six letters, so
+    "pemerintah" and "pemerintahan" are one party; the English claim's party must be written in Indonesian
+    to be compared at all)."""
+    claimed = _flows(claim)
+    if not claimed:
+        return False
+    written: set[tuple[str, str]] = set()
+    for passage in passages:
+        written |= _flows(passage)
+    for side, party in claimed:
+        other = "away" if side == "toward" else "toward"
+        if (other, party) in written and (side, party) not in written:
+            return True
+    return False
