@@ -19,10 +19,11 @@ from judge.base import Judge
 from judge.claims import CLAUSE_BREAK_RE, ClaimParts, claim_parts
 from judge.csv_rows import csv_prose
 from judge.grounding import Source, allowed_unknown, ground_figure, ground_period
+from judge.lexicon import NEGATIONS
 from judge.numbers import PERIOD_KINDS
 from judge.polarity import Polarity, polarity, polarity_conflicts
 from judge.references import reference_keys
-from judge.scope import flow_conflict, scope_unsupported
+from judge.scope import flow_conflict, prefix_conflict, scope_unsupported
 from judge.textunits import (
     TextView,
     Token,
@@ -205,8 +206,12 @@ def check_claim(
     texts = [s.view.text for s in sources]
     if scope_unsupported(claim, texts):
         reasons.append("scope_unsupported")  # "seluruh", "setiap", "hanya" the passage does not write
+    if prefix_conflict(claim, texts):
+        reasons.append("polarity_conflict")  # "nonfisik" where the passage says "fisik" (or the reverse)
     if flow_conflict(claim, texts):
         reasons.append("polarity_conflict")  # "dari kabupaten" where the passage says "kepada kabupaten"
+    if any(_denies_own_words(parts, sources[s], f) for s, f in placed.values()):
+        reasons.append("polarity_conflict")
     if _condition_elsewhere(parts, sources, placed):
         reasons.append("condition_elsewhere")
     for period in parts.periods:
@@ -251,6 +256,37 @@ def check_claim(
         reasons = _direction_by_arithmetic(parts, reasons)
     unique = tuple(dict.fromkeys(reasons))
     return RuleCheck("unsupported" if unique else "supported", unique, _cited_spans(spans, sources))
+
+
+def _denies_own_words(parts: ClaimParts, source: Source, figure_index: int) -> bool:
+    """Whether the claim denies a word the grounded figure's own words assert, while no equal figure of the
+    passage sits in a sentence that denies it: "(2) … tidak melapor … tidak mendapat …; (3) … melapor …
+    mendapat 75%" does not give 75% to those who "tidak melapor" (the denial in (2) is another case). Where an
+    equal figure stands in the denying sentence ("(10) … denda 30% … tidak dikenakan"), the claim may be about
+    that one and the polarity check of its region decides."""
+    if not parts.polarity.negated:
+        return False
+    view = source.view
+    own = _region_polarity(view, view.labels.get(figure_index) or view.regions.get(figure_index, ()))
+    value = view.figures[figure_index].value
+    for keys in parts.polarity.negated:
+        if keys.isdisjoint(own.asserted) or any(not keys.isdisjoint(n) for n in own.negated):
+            continue
+        rivals = [
+            view.sentence_at(view.figures[i].start)
+            for i in view.quantities
+            if i != figure_index and view.figures[i].value == value
+        ]
+        if not any(_sentence_denies(view, sentence, keys) for sentence in rivals):
+            return True
+    return False
+
+
+def _sentence_denies(view: TextView, sentence: tuple[int, int], keys: frozenset[str]) -> bool:
+    found = _region_polarity(view, (sentence,))
+    return any(not keys.isdisjoint(n) for n in found.negated) or (
+        any(t.low in NEGATIONS for t in view.tokens_in(*sentence)) and not keys.isdisjoint(found.asserted)
+    )
 
 
 def _condition_elsewhere(

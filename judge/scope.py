@@ -75,3 +75,33 @@ def flow_conflict(claim: str, passages: Iterable[str]) -> bool:
         if (other, party) in written and (side, party) not in written:
             return True
     return False
+
+
+_NON_RE = re.compile(r"\b(non)(?:[ -]?)([a-z]{4,})\b|\b([a-z]{4,})\b", re.IGNORECASE)
+
+
+def _non_words(text: str) -> tuple[set[str], set[str]]:
+    """(words written under "non", words written plain): "nonfisik", "non-fisik", "Non Fisik" → "fisik"."""
+    negated: set[str] = set()
+    plain: set[str] = set()
+    for match in _NON_RE.finditer(text):
+        if match.group(1):
+            negated.add(match.group(2).lower())
+        else:
+            plain.add(match.group(3).lower())
+    return negated, plain
+
+
+def prefix_conflict(claim: str, passages: Iterable[str]) -> bool:
+    """Whether a negating prefix turns the claim's entity into the passage's other one: "nonfisik" where the
+    passage writes only "fisik", or "fisik" where it writes only "non fisik" (nonmigas is not migas)."""
+    claim_negated, claim_plain = _non_words(claim)
+    negated: set[str] = set()
+    plain: set[str] = set()
+    for passage in passages:
+        found_negated, found_plain = _non_words(passage)
+        negated |= found_negated
+        plain |= found_plain
+    if any(word in plain and word not in negated for word in claim_negated):
+        return True
+    return any(word in negated and word not in plain for word in claim_plain - claim_negated)
