@@ -9,6 +9,7 @@ are covered (stemmed, with a small bilingual lexicon). Anything else is ``unsupp
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from judge.claims import CLAUSE_BREAK_RE, ClaimParts, claim_parts
 from judge.csv_rows import csv_prose
 from judge.grounding import Source, allowed_unknown, ground_figure, ground_period
 from judge.lexicon import NEGATIONS
-from judge.numbers import PERIOD_KINDS
+from judge.numbers import PERIOD_KINDS, kind_group
 from judge.polarity import Polarity, polarity, polarity_conflicts
 from judge.references import reference_keys
 from judge.scope import flow_conflict, prefix_conflict, scope_unsupported
@@ -50,6 +51,8 @@ HARD_REASONS = frozenset(
 # Share of a claim's lower-case content words the passage may not write (a restatement's own words: "porsi",
 # "diancam", "berjumlah"); English claims use more words the lexicon cannot translate.
 PARAPHRASE_RATIO = {"id": 0.5, "en": 0.75}
+# English denials the negation list does not hold: "failing to pay", "unpaid", "lacks", "absent".
+_ENGLISH_DENIAL_RE = re.compile(r"\b(?:fail\w*|un[a-z]{3,}|lack\w*|absen\w*|neglect\w*|omit\w*)\b", re.I)
 _IDENTITY_FIELDS = (
     "title",
     "type",
@@ -210,6 +213,15 @@ def check_claim(
         reasons.append("polarity_conflict")  # "nonfisik" where the passage says "fisik" (or the reverse)
     if flow_conflict(claim, texts):
         reasons.append("polarity_conflict")  # "dari kabupaten" where the passage says "kepada kabupaten"
+    if (
+        english
+        and not parts.polarity.negated
+        and not _ENGLISH_DENIAL_RE.search(claim)
+        and any(_own_denial(sources[s].view, f) for s, f in placed.values())
+    ):
+        # an English claim is aligned to the Indonesian passage through a lexicon, never word for word: the
+        # figure's own words deny something ("dengan tidak mencantumkan …") the claim never denies
+        reasons.append("negation_unaligned")
     if any(_denies_own_words(parts, sources[s], f) for s, f in placed.values()):
         reasons.append("polarity_conflict")
     if _condition_elsewhere(parts, sources, placed):
@@ -256,6 +268,14 @@ def check_claim(
         reasons = _direction_by_arithmetic(parts, reasons)
     unique = tuple(dict.fromkeys(reasons))
     return RuleCheck("unsupported" if unique else "supported", unique, _cited_spans(spans, sources))
+
+
+def _own_denial(view: TextView, figure_index: int) -> bool:
+    """Whether the words a passage figure is read with deny something ("dengan tidak mencantumkan …
+    dipidana … 5 tahun"): a claim restating that figure without any negation has turned the condition round,
+    or says it in words the rules cannot align; either way it is not shown to be supported."""
+    own = _region_polarity(view, view.labels.get(figure_index) or view.regions.get(figure_index, ()))
+    return bool(own.negated)
 
 
 def _denies_own_words(parts: ClaimParts, source: Source, figure_index: int) -> bool:
@@ -309,7 +329,28 @@ def _condition_elsewhere(
                 return True
             if not _read_together(sources[source_a].view, index_a, index_b):
                 return True
+            used = {index for src, index in placed.values() if src == source_a}
+            if _pair_crossed(sources[source_a].view, index_a, index_b, used):
+                return True
     return False
+
+
+def _pair_crossed(view: TextView, index_a: int, index_b: int, used: set[int]) -> bool:
+    """Whether a passage that repeats (condition, rate) rows puts a whole other row between the two figures:
+    in "di atas Rp50 juta sampai dengan Rp250 juta 15% di atas Rp250 juta … 25%" the 25% is not the rate of
+    the bracket that ends at Rp250 juta. A row is crossed when unused figures of both kinds lie between."""
+    if view.sentence_at(view.figures[index_a].start) != view.sentence_at(view.figures[index_b].start):
+        return False  # a list's lead-in conditions each item (_read_together), whatever items lie between
+    low, high = sorted((index_a, index_b))
+    kinds = {kind_group(view.figures[index_a]), kind_group(view.figures[index_b])}
+    if len(kinds) < 2:
+        return False
+    between = {
+        kind_group(view.figures[i])
+        for i in view.quantities
+        if low < i < high and i not in used and not view.figures[i].spelled
+    }
+    return kinds <= between
 
 
 def _read_together(view: TextView, index_a: int, index_b: int) -> bool:

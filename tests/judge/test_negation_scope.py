@@ -56,3 +56,34 @@ def test_english_compound_unit_is_read() -> None:
     assert (figure.figure.value, figure.figure.unit) == (Decimal(4), "year")
     (digits,) = claim_parts("A ward chief serves a 4-year term.", "").figures
     assert digits.figure.unit == "year"
+
+
+BRACKETS = JudgePassage(
+    "N4",
+    "Tarif retribusi atas omzet: sampai dengan Rp40.000.000,00 (empat puluh juta rupiah) 2% (dua persen) di "
+    "atas Rp40.000.000,00 (empat puluh juta rupiah) sampai dengan Rp90.000.000,00 (sembilan puluh juta rupiah) "
+    "7% (tujuh persen) di atas Rp90.000.000,00 (sembilan puluh juta rupiah) 11% (sebelas persen).",
+)
+LABEL = JudgePassage(
+    "N5",
+    "Setiap orang yang dengan sengaja memproduksi rokok dengan tidak mencantumkan peringatan kesehatan "
+    "dipidana penjara paling lama 4 (empat) tahun.",
+)
+
+
+def test_a_rate_belongs_to_its_own_bracket() -> None:
+    right = "Omzet di atas Rp40 juta sampai dengan Rp90 juta dikenai tarif retribusi 7%."
+    assert check_claim(right, [BRACKETS]).verdict == "supported"
+    wrong = "Omzet di atas Rp40 juta sampai dengan Rp90 juta dikenai tarif retribusi 11%."
+    check = check_claim(wrong, [BRACKETS])
+    assert check.verdict == "unsupported" and "condition_elsewhere" in check.reasons
+
+
+def test_english_claim_dropping_the_passage_denial_fails() -> None:
+    wrong = "Producing cigarettes that carry a health warning is punishable by up to four years in prison."
+    check = check_claim(wrong, [LABEL])
+    assert check.verdict == "unsupported" and "negation_unaligned" in check.reasons
+    kept = "Producing cigarettes without a health warning is punishable by up to four years in prison."
+    assert "negation_unaligned" not in check_claim(kept, [LABEL]).reasons
+    failing = "Failing to carry a health warning on cigarettes is punishable by up to four years in prison."
+    assert check_claim(failing, [LABEL]).verdict == "supported"
