@@ -61,8 +61,8 @@ def test_english_compound_unit_is_read() -> None:
 BRACKETS = JudgePassage(
     "N4",
     "Tarif retribusi atas omzet: sampai dengan Rp40.000.000,00 (empat puluh juta rupiah) 2% (dua persen) di "
-    "atas Rp40.000.000,00 (empat puluh juta rupiah) sampai dengan Rp90.000.000,00 (sembilan puluh juta rupiah) "
-    "7% (tujuh persen) di atas Rp90.000.000,00 (sembilan puluh juta rupiah) 11% (sebelas persen).",
+    "atas Rp40.000.000,00 (empat puluh juta rupiah) sampai dengan Rp90.000.000,00 (sembilan puluh juta "
+    "rupiah) 7% (tujuh persen) di atas Rp90.000.000,00 (sembilan puluh juta rupiah) 11% (sebelas persen).",
 )
 LABEL = JudgePassage(
     "N5",
