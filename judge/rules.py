@@ -242,7 +242,10 @@ def check_claim(
     unknown = [t for t in words if not is_grounded(t, all_keys)]
     contrasted = any(not contrast_keys(t.low, english).isdisjoint(all_keys) for t in unknown)
     named = any(t.capital or names_term(t) for t in unknown)
-    if contrasted or named or len(unknown) > allowed_unknown(max_unknown_ratio, len(words)):
+    # without a figure the words are all the claim says: every one must be aligned (morphology, lexicon)
+    ratio = max_unknown_ratio if parts.figures else 0.0
+    allowed = allowed_unknown(ratio, len(words)) if parts.figures else int(ratio * len(words))
+    if contrasted or named or len(unknown) > allowed:
         reasons.append("entity_missing" if parts.figures else "low_coverage")
     if not parts.figures and not words and not parts.periods and not claim_refs:
         reasons.append("low_coverage")  # nothing in the claim can be checked
@@ -262,12 +265,30 @@ def check_claim(
         reasons.extend(
             polarity_conflicts(claim_polarity, _region_polarity(view, tuple(ranges)), _whole(view))
         )
+    if not parts.figures and "polarity_conflict" not in reasons:
+        if _negation_unaligned(parts, sources, regions):
+            reasons.append("negation_unaligned")
     if parts.polarity.directions and "direction_unsupported" in reasons:
         # the whole claim's direction, even where each figure's was checked: "dinaikkan bertahap: 3% …, 6% …,
         # 10% …" states its rise by its own grounded figures
         reasons = _direction_by_arithmetic(parts, reasons)
     unique = tuple(dict.fromkeys(reasons))
     return RuleCheck("unsupported" if unique else "supported", unique, _cited_spans(spans, sources))
+
+
+def _negation_unaligned(
+    parts: ClaimParts, sources: Sequence[Source], regions: dict[int, list[tuple[int, int]]]
+) -> bool:
+    """A claim without figures is its words and their polarity: when the claim denies and the sentence it is
+    aligned to does not (or the reverse: "tidak mengizinkan … menggunakan" for "menggunakan"), the rules
+    cannot tell a restatement from a contradiction, so it is not supported."""
+    claim_denies = any(t.low in NEGATIONS for t in parts.view.tokens)
+    for index, ranges in regions.items():
+        view = sources[index].view
+        denies = any(t.low in NEGATIONS for start, end in ranges for t in view.tokens_in(start, end))
+        if denies != claim_denies:
+            return True
+    return False
 
 
 def _own_denial(view: TextView, figure_index: int) -> bool:
