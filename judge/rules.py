@@ -9,7 +9,6 @@ are covered (stemmed, with a small bilingual lexicon). Anything else is ``unsupp
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,12 +16,19 @@ from functools import lru_cache
 from typing import Literal
 
 from judge.base import Judge
-from judge.claims import CLAUSE_BREAK_RE, ClaimParts, claim_parts
+from judge.claims import ClaimParts, claim_parts
+from judge.conditions import condition_elsewhere
 from judge.csv_rows import csv_prose
+from judge.denials import (
+    ENGLISH_DENIAL_RE,
+    denies_own_words,
+    negation_unaligned,
+    own_denial,
+    region_polarity,
+)
 from judge.grounding import Source, allowed_unknown, ground_figure, ground_period
-from judge.lexicon import NEGATIONS
-from judge.numbers import PERIOD_KINDS, kind_group
-from judge.polarity import Polarity, polarity, polarity_conflicts
+from judge.numbers import PERIOD_KINDS
+from judge.polarity import Polarity, polarity_conflicts
 from judge.references import reference_keys
 from judge.scope import flow_conflict, prefix_conflict, scope_unsupported
 from judge.textunits import (
@@ -51,8 +57,6 @@ HARD_REASONS = frozenset(
 # Share of a claim's lower-case content words the passage may not write (a restatement's own words: "porsi",
 # "diancam", "berjumlah"); English claims use more words the lexicon cannot translate.
 PARAPHRASE_RATIO = {"id": 0.5, "en": 0.75}
-# English denials the negation list does not hold: "failing to pay", "unpaid", "lacks", "absent".
-_ENGLISH_DENIAL_RE = re.compile(r"\b(?:fail\w*|un[a-z]{3,}|lack\w*|absen\w*|neglect\w*|omit\w*)\b", re.I)
 _IDENTITY_FIELDS = (
     "title",
     "type",
@@ -133,22 +137,13 @@ def _cited_spans(
 
 
 def _whole(view: TextView) -> Polarity:
-    return _region_polarity(view, ((0, len(view.text)),))
-
-
-def _region_polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
-    """Polarity of a passage's ranges, kept with the passage's view (it is cited by many claims)."""
-    memo_key = ("polarity", ranges)
-    cached = view.memo.get(memo_key)
-    if cached is None:
-        cached = view.memo[memo_key] = polarity(view, ranges)
-    return cached  # type: ignore[return-value]
+    return region_polarity(view, ((0, len(view.text)),))
 
 
 def _figure_direction(claimed: frozenset[str], view: TextView, figure_index: int) -> list[str]:
     # the figure's own words: a list's lead-in ("sasaran pertumbuhan ekonomi …:") moves none of its items
     own = view.labels.get(figure_index) or view.regions.get(figure_index, ())
-    directions = _region_polarity(view, own).directions
+    directions = region_polarity(view, own).directions
     if directions and claimed.isdisjoint(directions):
         return ["polarity_conflict"]
     return [] if claimed <= directions else ["direction_unsupported"]
@@ -216,15 +211,15 @@ def check_claim(
     if (
         english
         and not parts.polarity.negated
-        and not _ENGLISH_DENIAL_RE.search(claim)
-        and any(_own_denial(sources[s].view, f) for s, f in placed.values())
+        and not ENGLISH_DENIAL_RE.search(claim)
+        and any(own_denial(sources[s].view, f) for s, f in placed.values())
     ):
         # an English claim is aligned to the Indonesian passage through a lexicon, never word for word: the
         # figure's own words deny something ("dengan tidak mencantumkan …") the claim never denies
         reasons.append("negation_unaligned")
-    if any(_denies_own_words(parts, sources[s], f) for s, f in placed.values()):
+    if any(denies_own_words(parts, sources[s], f) for s, f in placed.values()):
         reasons.append("polarity_conflict")
-    if _condition_elsewhere(parts, sources, placed):
+    if condition_elsewhere(parts, sources, placed):
         reasons.append("condition_elsewhere")
     for period in parts.periods:
         ok, span = ground_period(period, sources, parts.period_bounds.get(period))
@@ -263,10 +258,10 @@ def check_claim(
     for index, ranges in regions.items():
         view = sources[index].view
         reasons.extend(
-            polarity_conflicts(claim_polarity, _region_polarity(view, tuple(ranges)), _whole(view))
+            polarity_conflicts(claim_polarity, region_polarity(view, tuple(ranges)), _whole(view))
         )
     if not parts.figures and "polarity_conflict" not in reasons:
-        if _negation_unaligned(parts, sources, regions):
+        if negation_unaligned(parts, sources, regions):
             reasons.append("negation_unaligned")
     if parts.polarity.directions and "direction_unsupported" in reasons:
         # the whole claim's direction, even where each figure's was checked: "dinaikkan bertahap: 3% …, 6% …,
@@ -274,117 +269,6 @@ def check_claim(
         reasons = _direction_by_arithmetic(parts, reasons)
     unique = tuple(dict.fromkeys(reasons))
     return RuleCheck("unsupported" if unique else "supported", unique, _cited_spans(spans, sources))
-
-
-def _negation_unaligned(
-    parts: ClaimParts, sources: Sequence[Source], regions: dict[int, list[tuple[int, int]]]
-) -> bool:
-    """A claim without figures is its words and their polarity: when the claim denies and the sentence it is
-    aligned to does not (or the reverse: "tidak mengizinkan … menggunakan" for "menggunakan"), the rules
-    cannot tell a restatement from a contradiction, so it is not supported."""
-    claim_denies = any(t.low in NEGATIONS for t in parts.view.tokens)
-    for index, ranges in regions.items():
-        view = sources[index].view
-        denies = any(t.low in NEGATIONS for start, end in ranges for t in view.tokens_in(start, end))
-        if denies != claim_denies:
-            return True
-    return False
-
-
-def _own_denial(view: TextView, figure_index: int) -> bool:
-    """Whether the words a passage figure is read with deny something ("dengan tidak mencantumkan …
-    dipidana … 5 tahun"): a claim restating that figure without any negation has turned the condition round,
-    or says it in words the rules cannot align; either way it is not shown to be supported."""
-    own = _region_polarity(view, view.labels.get(figure_index) or view.regions.get(figure_index, ()))
-    return bool(own.negated)
-
-
-def _denies_own_words(parts: ClaimParts, source: Source, figure_index: int) -> bool:
-    """Whether the claim denies a word the grounded figure's own words assert, while no equal figure of the
-    passage sits in a sentence that denies it: "(2) … tidak melapor … tidak mendapat …; (3) … melapor …
-    mendapat 75%" does not give 75% to those who "tidak melapor" (the denial in (2) is another case). Where an
-    equal figure stands in the denying sentence ("(10) … denda 30% … tidak dikenakan"), the claim may be about
-    that one and the polarity check of its region decides."""
-    if not parts.polarity.negated:
-        return False
-    view = source.view
-    own = _region_polarity(view, view.labels.get(figure_index) or view.regions.get(figure_index, ()))
-    value = view.figures[figure_index].value
-    for keys in parts.polarity.negated:
-        if keys.isdisjoint(own.asserted) or any(not keys.isdisjoint(n) for n in own.negated):
-            continue
-        rivals = [
-            view.sentence_at(view.figures[i].start)
-            for i in view.quantities
-            if i != figure_index and view.figures[i].value == value
-        ]
-        if not any(_sentence_denies(view, sentence, keys) for sentence in rivals):
-            return True
-    return False
-
-
-def _sentence_denies(view: TextView, sentence: tuple[int, int], keys: frozenset[str]) -> bool:
-    found = _region_polarity(view, (sentence,))
-    return any(not keys.isdisjoint(n) for n in found.negated) or (
-        any(t.low in NEGATIONS for t in view.tokens_in(*sentence)) and not keys.isdisjoint(found.asserted)
-    )
-
-
-def _condition_elsewhere(
-    parts: ClaimParts, sources: Sequence[Source], placed: dict[int, tuple[int, int]]
-) -> bool:
-    """A bounded figure in the same clause as another figure is that figure's condition: in "tarif 1% berlaku
-    bagi harta lebih dari Rp2 miliar" the threshold says when the 1% applies. Both must then be read together
-    in one passage (_read_together): a rate from item a and a threshold from item b, each written somewhere,
-    do not make the claim (item a's rate may hold only up to that threshold)."""
-    figures = parts.figures
-    for later in range(1, len(figures)):
-        for earlier in range(later):
-            first, second = figures[earlier].figure, figures[later].figure
-            if not (first.bound or second.bound) or earlier not in placed or later not in placed:
-                continue
-            if CLAUSE_BREAK_RE.search(parts.view.text, first.end, second.start):
-                continue  # separate clauses: "3% pada 2015, 6% pada 2016" may come from separate items
-            (source_a, index_a), (source_b, index_b) = placed[earlier], placed[later]
-            if source_a != source_b:
-                return True
-            if not _read_together(sources[source_a].view, index_a, index_b):
-                return True
-            used = {index for src, index in placed.values() if src == source_a}
-            if _pair_crossed(sources[source_a].view, index_a, index_b, used):
-                return True
-    return False
-
-
-def _pair_crossed(view: TextView, index_a: int, index_b: int, used: set[int]) -> bool:
-    """Whether a passage that repeats (condition, rate) rows puts a whole other row between the two figures:
-    in "di atas Rp50 juta sampai dengan Rp250 juta 15% di atas Rp250 juta … 25%" the 25% is not the rate of
-    the bracket that ends at Rp250 juta. A row is crossed when unused figures of both kinds lie between."""
-    if view.sentence_at(view.figures[index_a].start) != view.sentence_at(view.figures[index_b].start):
-        return False  # a list's lead-in conditions each item (_read_together), whatever items lie between
-    low, high = sorted((index_a, index_b))
-    kinds = {kind_group(view.figures[index_a]), kind_group(view.figures[index_b])}
-    if len(kinds) < 2:
-        return False
-    between = {
-        kind_group(view.figures[i])
-        for i in view.quantities
-        if low < i < high and i not in used and not view.figures[i].spelled
-    }
-    return kinds <= between
-
-
-def _read_together(view: TextView, index_a: int, index_b: int) -> bool:
-    """Two passage figures in one sentence (one list item), or one of them in a sentence the other's regions
-    reach: a list's lead-in ("bagi Wajib Pajak … sampai dengan Rp4,8 miliar adalah sebesar:") conditions
-    every item."""
-    sentence_a = view.sentence_at(view.figures[index_a].start)
-    sentence_b = view.sentence_at(view.figures[index_b].start)
-    if sentence_a == sentence_b:
-        return True
-    return any(view.sentence_at(start) == sentence_b for start, _ in view.regions.get(index_a, ())) or any(
-        view.sentence_at(start) == sentence_a for start, _ in view.regions.get(index_b, ())
-    )
 
 
 def _direction_by_arithmetic(parts: ClaimParts, reasons: list[str]) -> list[str]:
