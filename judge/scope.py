@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 # Each group: words of one scope, in both languages; the passage must write a word of the claim's group.
 _SCOPE_GROUPS = (
@@ -32,6 +33,7 @@ _AWAY = frozenset({"dari", "from"})
 _FLOW_RE = re.compile(r"\b(kepada|ke|untuk|to|towards|dari|from)\s+(?:the\s+)?([a-z]{4,})", re.IGNORECASE)
 
 
+@lru_cache(maxsize=2048)
 def scope_words(text: str) -> frozenset[str]:
     """The scope words a text writes (lower case)."""
     words = set(_WORD_RE.findall(text.lower()))
@@ -50,13 +52,14 @@ def scope_unsupported(claim: str, passages: Iterable[str]) -> bool:
     return any(not claimed.isdisjoint(group) and written.isdisjoint(group) for group in _SCOPE_GROUPS)
 
 
-def _flows(text: str) -> set[tuple[str, str]]:
+@lru_cache(maxsize=2048)
+def _flows(text: str) -> frozenset[tuple[str, str]]:
     """(side, party stem) of each flow preposition: ("toward", "pemerin") for "kepada pemerintahan"."""
     flows = set()
     for match in _FLOW_RE.finditer(text):
         side = "toward" if match.group(1).lower() in _TOWARD else "away"
         flows.add((side, match.group(2).lower()[:6]))
-    return flows
+    return frozenset(flows)
 
 
 def flow_conflict(claim: str, passages: Iterable[str]) -> bool:
@@ -80,7 +83,8 @@ def flow_conflict(claim: str, passages: Iterable[str]) -> bool:
 _NON_RE = re.compile(r"\b(non)(?:[ -]?)([a-z]{4,})\b|\b([a-z]{4,})\b", re.IGNORECASE)
 
 
-def _non_words(text: str) -> tuple[set[str], set[str]]:
+@lru_cache(maxsize=2048)  # a passage is scanned once, not once per claim
+def _non_words(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """(words written under "non", words written plain): "nonfisik", "non-fisik", "Non Fisik" → "fisik"."""
     negated: set[str] = set()
     plain: set[str] = set()
@@ -89,7 +93,7 @@ def _non_words(text: str) -> tuple[set[str], set[str]]:
             negated.add(match.group(2).lower())
         else:
             plain.add(match.group(3).lower())
-    return negated, plain
+    return frozenset(negated), frozenset(plain)
 
 
 def prefix_conflict(claim: str, passages: Iterable[str]) -> bool:
