@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from judge.abbreviations import align_abbreviations
 from judge.base import Judge
 from judge.claims import ClaimParts, claim_parts
 from judge.conditions import condition_elsewhere
@@ -30,7 +31,7 @@ from judge.grounding import Source, allowed_unknown, ground_figure, ground_perio
 from judge.numbers import PERIOD_KINDS
 from judge.polarity import Polarity, polarity_conflicts
 from judge.references import reference_keys
-from judge.scope import flow_conflict, prefix_conflict, scope_unsupported
+from judge.scope import flow_conflict, inclusion_conflict, prefix_conflict, scope_unsupported
 from judge.textunits import (
     TextView,
     Token,
@@ -172,12 +173,15 @@ def check_claim(
     0 is strictest; None takes the paraphrase default of the claim's language (PARAPHRASE_RATIO)."""
     if not passages:
         return RuleCheck("unsupported", ("no_passage",), ())
+    context_words = _context_words(context)
+    sources = [_source(p, context_words) for p in passages]
+    texts = tuple(s.view.text for s in sources)
+    # read the claim with the passage's own form of each abbreviation ("TPS" / "Tempat Pemungutan Suara")
+    claim = align_abbreviations(claim, texts)
     parts = claim_parts(claim, context)
     english = parts.view.parsed.lang == "en"
     if max_unknown_ratio is None:
         max_unknown_ratio = PARAPHRASE_RATIO["en" if english else "id"]
-    context_words = _context_words(context)
-    sources = [_source(p, context_words) for p in passages]
     all_keys = sources[0].keys if len(sources) == 1 else frozenset().union(*(s.keys for s in sources))
     reasons: list[str] = []
     spans: list[tuple[str, int, int]] = []
@@ -201,9 +205,10 @@ def check_claim(
         regions.setdefault(grounding.source_index, []).extend(
             source.view.regions.get(grounding.figure_index, ())
         )
-    texts = [s.view.text for s in sources]
     if scope_unsupported(claim, texts):
         reasons.append("scope_unsupported")  # "seluruh", "setiap", "hanya" the passage does not write
+    if inclusion_conflict(claim, texts):
+        reasons.append("polarity_conflict")  # "sudah termasuk gaji" where the passage says "di luar gaji"
     if prefix_conflict(claim, texts):
         reasons.append("polarity_conflict")  # "nonfisik" where the passage says "fisik" (or the reverse)
     if flow_conflict(claim, texts):

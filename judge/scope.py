@@ -109,3 +109,35 @@ def prefix_conflict(claim: str, passages: Iterable[str]) -> bool:
     if any(word in plain and word not in negated for word in claim_negated):
         return True
     return any(word in negated and word not in plain for word in claim_plain - claim_negated)
+
+
+# Inclusion and exclusion of one thing: "sudah termasuk gaji" against "di luar gaji" (the thing: next word).
+_EXCLUDE_RE = re.compile(
+    r"\b(?:di\s+luar|tidak\s+termasuk|belum\s+termasuk|kecuali|selain|excluding|except|outside)\s+"
+    r"(?:the\s+)?([a-z]{3,})",
+    re.IGNORECASE,
+)
+_INCLUDE_RE = re.compile(
+    r"\b(tidak\s+|belum\s+)?(?:termasuk|mencakup|meliputi|including|includes|included)\s+(?:the\s+)?([a-z]{3,})",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=2048)
+def _scopes(text: str) -> frozenset[tuple[str, str]]:
+    found = {("out", m.group(1).lower()[:5]) for m in _EXCLUDE_RE.finditer(text)}
+    found |= {("in", m.group(2).lower()[:5]) for m in _INCLUDE_RE.finditer(text) if not m.group(1)}
+    return frozenset(found)
+
+
+def inclusion_conflict(claim: str, passages: Iterable[str]) -> bool:
+    """Whether the claim includes what every passage excludes, or excludes what it only includes."""
+    claimed = _scopes(claim)
+    if not claimed:
+        return False
+    written = frozenset().union(*(_scopes(p) for p in passages))
+    for side, thing in claimed:
+        other = "out" if side == "in" else "in"
+        if (other, thing) in written and (side, thing) not in written:
+            return True
+    return False
