@@ -66,8 +66,8 @@ BRACKETS = JudgePassage(
 )
 LABEL = JudgePassage(
     "N5",
-    "Setiap orang yang dengan sengaja memproduksi rokok dengan tidak mencantumkan peringatan kesehatan "
-    "dipidana penjara paling lama 4 (empat) tahun.",
+    "Produsen yang membuat rokok dengan tidak mencantumkan peringatan kesehatan dipidana penjara paling "
+    "lama 4 (empat) tahun.",
 )
 
 
@@ -80,10 +80,10 @@ def test_a_rate_belongs_to_its_own_bracket() -> None:
 
 
 def test_english_claim_dropping_the_passage_denial_fails() -> None:
-    wrong = "Producing cigarettes that carry a health warning is punishable by up to four years in prison."
+    wrong = "Making cigarettes that carry a health warning means up to four years in prison."
     check = check_claim(wrong, [LABEL])
     assert check.verdict == "unsupported" and "negation_unaligned" in check.reasons
-    kept = "Producing cigarettes without a health warning is punishable by up to four years in prison."
+    kept = "Making cigarettes without a health warning means up to four years in prison."
     assert "negation_unaligned" not in check_claim(kept, [LABEL]).reasons
-    failing = "Failing to carry a health warning on cigarettes is punishable by up to four years in prison."
+    failing = "Failing to carry a health warning on cigarettes means up to four years in prison."
     assert check_claim(failing, [LABEL]).verdict == "supported"
