@@ -49,11 +49,11 @@ def own_denial(view: TextView, figure_index: int) -> bool:
 
 
 def denies_own_words(parts: ClaimParts, source: Source, figure_index: int) -> bool:
-    """Whether the claim denies a word the grounded figure's own words assert, while no equal figure of the
-    passage sits in a sentence that denies it: "(2) … tidak melapor … tidak mendapat …; (3) … melapor …
-    mendapat 75%" does not give 75% to those who "tidak melapor" (the denial in (2) is another case). Where an
-    equal figure stands in the denying sentence ("(10) … denda 30% … tidak dikenakan"), the claim may be about
-    that one and the polarity check of its region decides."""
+    """Whether the claim denies a word the grounded figure's own words assert, while neither the figure's own
+    sentence nor one holding an equal figure denies it: "(2) … tidak melapor … tidak mendapat …; (3) …
+    melapor … mendapat 75%" does not give 75% to those who "tidak melapor" (the denial in (2) is another
+    case). Where an equal figure stands in the denying sentence ("(10) … denda 30% … tidak dikenakan"), the
+    claim may be about that one and the polarity check of its region decides."""
     if not parts.polarity.negated:
         return False
     view = source.view
@@ -62,10 +62,11 @@ def denies_own_words(parts: ClaimParts, source: Source, figure_index: int) -> bo
     for keys in parts.polarity.negated:
         if keys.isdisjoint(own.asserted) or any(not keys.isdisjoint(n) for n in own.negated):
             continue
+        # the figure's own sentence counts too: "… nilai: 152340 jiwa (… bukan statistik resmi)" denies there
         rivals = [
             view.sentence_at(view.figures[i].start)
             for i in view.quantities
-            if i != figure_index and view.figures[i].value == value
+            if i == figure_index or view.figures[i].value == value
         ]
         if not any(_sentence_denies(view, sentence, keys) for sentence in rivals):
             return True

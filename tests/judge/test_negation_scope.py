@@ -87,3 +87,13 @@ def test_english_claim_dropping_the_passage_denial_fails() -> None:
     assert "negation_unaligned" not in check_claim(kept, [LABEL]).reasons
     failing = "Failing to carry a health warning on cigarettes means up to four years in prison."
     assert check_claim(failing, [LABEL]).verdict == "supported"
+
+
+def test_denial_in_the_figure_own_sentence_is_no_other_case() -> None:
+    note = JudgePassage(
+        "N6", "Data contoh: kecamatan: Bukit Sunyi; jumlah sekolah: 41 unit (catatan: bukan data resmi)."
+    )
+    assert check_claim(note.text, [note]).verdict == "supported"  # the passage restated word for word
+    assert check_claim("Data contoh: kecamatan: Bukit Sunyi; jumlah sekolah: 41 unit.", [note]).verdict == (
+        "supported"
+    )
