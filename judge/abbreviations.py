@@ -87,12 +87,17 @@ def _expansion(acronym: str, passage: str) -> str | None:
 
 
 @lru_cache(maxsize=1024)
+def _written(passages: tuple[str, ...]) -> tuple[frozenset[str], str]:
+    """The passages' abbreviations and their lower-case text, once per cited set (claims about it repeat)."""
+    return frozenset().union(*(_acronyms(p) for p in passages)), " ".join(passages).lower()
+
+
+@lru_cache(maxsize=1024)
 def align_abbreviations(claim: str, passages: tuple[str, ...]) -> str:
     """The claim with each abbreviation the passages spell out written as they spell it, and each phrase the
     passages abbreviate written as their abbreviation. Unchanged when nothing matches."""
     text = claim
-    written = frozenset().union(*(_acronyms(p) for p in passages))
-    lowered = " ".join(passages).lower()
+    written, lowered = _written(passages)
     for acronym in _acronyms(claim):
         if acronym in written or acronym.lower() in lowered:
             continue
