@@ -41,6 +41,7 @@ from judge.textunits import (
     names_term,
 )
 from judge.types import JudgeItem, JudgePassage, JudgeResult
+from judge.word_order import order_unaligned
 
 # Reasons that contradict the passage outright: the LLM judge may let these veto its own "supported".
 HARD_REASONS = frozenset(
@@ -268,6 +269,8 @@ def check_claim(
     if not parts.figures and "polarity_conflict" not in reasons:
         if negation_unaligned(parts, sources, regions):
             reasons.append("negation_unaligned")
+        if not parts.periods and order_unaligned(parts.words, [s.view for s in sources]):
+            reasons.append("order_unaligned")  # swapped roles: the passage's words in another order
     if parts.polarity.directions and "direction_unsupported" in reasons:
         # the whole claim's direction, even where each figure's was checked: "dinaikkan bertahap: 3% …, 6% …,
         # 10% …" states its rise by its own grounded figures

@@ -31,3 +31,14 @@ def test_unaligned_word_or_polarity_is_unsupported(claim: str, passage: JudgePas
     check = check_claim(claim, [passage])
     assert check.verdict == "unsupported"
     assert reason in check.reasons or "polarity_conflict" in check.reasons
+
+
+HANDOVER = JudgePassage("H3", "Kota Lembah menyerahkan gedung arsip lama kepada Kabupaten Tanjung.")
+
+
+def test_swapped_roles_are_order_unaligned() -> None:
+    same = "Kota Lembah menyerahkan gedung arsip lama kepada Kabupaten Tanjung."
+    assert check_claim(same, [HANDOVER]).verdict == "supported"
+    swapped = "Kabupaten Tanjung menyerahkan gedung arsip lama kepada Kota Lembah."
+    check = check_claim(swapped, [HANDOVER])
+    assert check.verdict == "unsupported" and "order_unaligned" in check.reasons
