@@ -1,7 +1,7 @@
 """The order of a claim's words against the passage's: roles a claim without figures swaps are not aligned.
 
-"Jepang menyerahkan Jakarta ke Belanda" uses every word of "Belanda menyerahkan Jakarta ke Jepang", and a
-word-by-word alignment finds them all. Indonesian keeps subject, verb and object in order (a passive puts
+"Kota B menyerahkan gedung kepada Kota A" uses every word of "Kota A menyerahkan gedung kepada Kota B", and
+a word-by-word alignment finds them all. Indonesian keeps subject, verb and object in order (a passive puts
 the object first, and a restatement may move one phrase), so the claim's words, found in the passage, must
 keep the passage's order, a claim of five found words or more with at most one word out of place (the
 longest run of them in increasing passage order covers all but one). Otherwise the claim is
