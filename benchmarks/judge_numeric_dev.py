@@ -102,6 +102,7 @@ def evaluate(root: Path, dataset: str = DATASET, *, in_sample: bool = True) -> d
             key = f"{gold[p['id']]['perturbation']}:{(p['reasons'] or ['-'])[0]}"
             wrong[key] = wrong.get(key, 0) + 1
     metrics["wrong_by_perturbation_and_first_reason"] = dict(sorted(wrong.items()))
+    metrics["unsupported_reasons"] = unsupported_reasons(predictions)
     metrics["note"] = (
         "in-sample (dev, tuned on): the rules were adjusted while looking at this set's errors"
         if in_sample
@@ -111,6 +112,16 @@ def evaluate(root: Path, dataset: str = DATASET, *, in_sample: bool = True) -> d
         "claim; passage; document = source_title; via judge.offline.judge_records (aceh-rag judge)"
     )
     return {"metrics": metrics, "report": report}
+
+
+def unsupported_reasons(predictions: list[dict[str, Any]]) -> dict[str, int]:
+    """How often each reason code fires on the unsupported verdicts (a verdict may carry several)."""
+    counts: dict[str, int] = {}
+    for p in predictions:
+        if p["verdict"] == "unsupported":
+            for reason in dict.fromkeys(p["reasons"] or ["-"]):
+                counts[reason] = counts.get(reason, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
 V1_TITLE = "judge_numeric_dev (193 hand-written items, 11 statutes; in-sample: tuned on)"
@@ -133,6 +144,9 @@ def table(metrics: dict[str, Any], title: str = V1_TITLE) -> str:
         for name, row in metrics["per_family"].items():
             cells = (name, row["label"], row["n"], f"{row['acc']:.3f}", f"{row['paired_BA']:.3f}")
             lines.append("| " + " | ".join(map(str, cells)) + " |")
+    if metrics.get("unsupported_reasons"):
+        lines += ["", "| unsupported reason | verdicts |", "|---|---|"]
+        lines += [f"| {reason} | {n} |" for reason, n in metrics["unsupported_reasons"].items()]
     lines += ["", "| language | n | balanced acc | accuracy |", "|---|---|---|---|"]
     for lang, row in metrics["per_lang"].items():
         lines.append(f"| {lang} | {row['n']} | {row['balanced_accuracy']:.3f} | {row['accuracy']:.3f} |")

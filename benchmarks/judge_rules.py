@@ -18,6 +18,8 @@ premise or hypothesis holds a figure are reported apart (entailment → supporte
 unsupported). Speed is measured on one core (the process is pinned where the OS allows) for passages of about
 300 characters, cold (nothing cached) and warm (passage already parsed, claim new), with the share of that
 time spent in Python's cyclic garbage collector (left at its defaults: no gc tuning here nor in the library).
+IndoNLI per label over every pair, the unsupported reasons of both hand-written dev sets and a profile of
+the warm judge come from benchmarks/judge_rules_report.py. ``--out PATH`` writes the record there instead.
 ``--compare REF`` also measures the judge/ package of git revision REF (read with ``git archive``) side by
 side with the working tree: fresh processes, alternating, same pairs. Writes
 benchmarks/results/judge_rules.json.
@@ -45,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import judge_numeric_dev
+from benchmarks import judge_rules_report as report
 from benchmarks.datasets.build_judge_dev import build, data_dir
 from benchmarks.harness import Figure, Result, command, percentile, write_result
 from judge import numbers, rules, textunits
@@ -204,6 +207,10 @@ class _GcClock:
 
     def __exit__(self, *exc: object) -> None:
         gc.callbacks.remove(self._callback)
+
+
+def _chars(item: dict[str, Any]) -> int:
+    return sum(len(p["text"]) for p in item["passages"])
 
 
 def measure_speed(items: list[dict[str, Any]], runs: int) -> dict[str, Any]:
@@ -368,6 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small dev set, IndoNLI val only (< 60 s)")
     parser.add_argument("--compare", metavar="REF", help="also measure judge/ at this git revision")
+    parser.add_argument("--out", metavar="PATH", help="write the record here instead (e.g. under /tmp)")
     args = parser.parse_args(argv)
     root = data_dir()
     if not (root / "apba_aceh_2025").exists() or not (root / "indo_legal_corpus").exists():
@@ -388,11 +396,16 @@ def main(argv: list[str] | None = None) -> int:
         "(build_view, figures_equal): the rules' agreement with their own labeller, not a quality figure",
         "indonli": evaluate_indonli(root, args.quick),
         "speed": measure_speed(items, runs=1 if args.quick else 3),
+        "indonli_by_label": report.indonli_by_label(root, args.quick),
+        "unsupported_reasons": report.dev_reasons(root),
     }
+    details["profile"] = report.profile_warm(
+        [(i["claim"], _passages(i), i["context"]) for i in items if 200 <= _chars(i) <= 400]
+    )
     if args.compare:
         details["speed_compare"] = compare_speed(items, args.compare, rounds=2, runs=1 if args.quick else 3)
     details["seconds"] = round(time.time() - started, 1)
-    table = _table(details)
+    table = _table(details) + "\n\n" + report.table(details)
     print(table)
     details["table"] = table
     # judge_numeric_dev: hand-written claims, the dataset's labels, in-sample (tuned on). The generated set's
@@ -401,8 +414,8 @@ def main(argv: list[str] | None = None) -> int:
         benchmark="judge_rules", figures=figures(details), in_sample=True,
         data="judge_numeric_dev (193 hand-written, tuned on); consistency check (judge's own labels)",
         command=command("judge_rules", argv), details=details)
-    path = write_result(result, quick=args.quick)
-    print(f"→ {path.relative_to(ROOT)}")
+    path = write_result(result, args.out, quick=args.quick)
+    print(f"→ {path}")
     return 0
 
 

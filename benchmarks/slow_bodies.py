@@ -257,9 +257,10 @@ def print_table(report: dict[str, dict[str, Any]]) -> None:
 
 def _serve_demo(api_key: str, urls: Any, stop: Any) -> None:
     """The child process: the demo app on uvicorn until ``stop`` is set; its URL goes to ``urls``."""
-    from benchmarks.fuzz import demo_app, served
+    from benchmarks.fuzz import demo_app
+    from benchmarks.inprocess import serving
 
-    with tempfile.TemporaryDirectory() as tmp, served(demo_app(Path(tmp), api_key)) as url:
+    with tempfile.TemporaryDirectory() as tmp, serving(demo_app(Path(tmp), api_key)) as url:
         urls.put(url)
         stop.wait()
 

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from judge.bilingual_statute import STATUTE_GENERAL_TABLE, STATUTE_TABLE
+
 _TABLE = """
 anggaran pendapatan dan belanja negara = APBN : state budget; state revenue and expenditure budget
 anggaran pendapatan dan belanja daerah = APBD : regional budget; regional revenue and expenditure budget
@@ -320,8 +322,8 @@ def _parse(table: str) -> tuple[Term, ...]:
     return tuple(terms)
 
 
-GENERAL_TERMS: tuple[Term, ...] = _parse(_GENERAL_TABLE)
-TERMS: tuple[Term, ...] = _parse(_TABLE) + GENERAL_TERMS
+GENERAL_TERMS: tuple[Term, ...] = _parse(_GENERAL_TABLE) + _parse(STATUTE_GENERAL_TABLE)
+TERMS: tuple[Term, ...] = _parse(_TABLE) + _parse(STATUTE_TABLE) + GENERAL_TERMS
 # The words of the general entries, both sides: never a term's name
 GENERAL_WORDS = frozenset(
     word for term in GENERAL_TERMS for side in (term.indonesian, *term.english) for word in side.split()

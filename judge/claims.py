@@ -28,6 +28,7 @@ from judge.textunits import (
     phrase_keys,
 )
 
+_COMPOUND_UNIT_RE = re.compile(r"\b(\w+)-(years?|months?|weeks?|days?|hours?)\b", re.IGNORECASE)
 _TABLE_ROW_RE = re.compile(r"^\s*\|.*\|\s*$")
 _SEPARATOR_RE = re.compile(r"^\s*\|?\s*:?-{2,}")
 
@@ -67,6 +68,9 @@ class ClaimParts(NamedTuple):
 @lru_cache(maxsize=16)
 def claim_parts(claim: str, context: str) -> ClaimParts:
     header = _table_header(context) if _TABLE_ROW_RE.match(claim) else None
+    # "a five-year term", "a 5-year term": the unit of an English compound adjective (same length, so every
+    # offset into the claim stays valid)
+    claim = _COMPOUND_UNIT_RE.sub(r"\1 \2", claim)
     text, offset = (f"{header}\n{claim}", len(header) + 1) if header else (claim, 0)
     view = fresh_view(text)
     own_periods = tuple(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import NamedTuple
 
+from judge.csv_rows import CsvProse
 from judge.lexicon import CURRENCY_HINTS, FRAMING_WORDS, MARKER_WORDS, SCALE_WORDS
 from judge.numbers import (
     PERIOD_KINDS,
@@ -47,6 +48,7 @@ class Source:
     identity_periods: tuple[str, ...]
     identity_refs: frozenset[tuple[str, str]]
     extra_hint_words: frozenset[str]  # lower-case words of the identity and the reader's context
+    prose: CsvProse | None = None  # a CSV row read as prose (judge.csv_rows): spans map back through it
 
     @cached_property
     def keys(self) -> frozenset[str]:

@@ -431,7 +431,7 @@ SYNONYMS: dict[str, frozenset[str]] = {}
 for _group in """
     target sasaran rencana direncanakan ditargetkan pagu plafon |
     dipidana diancam hukuman pidana | termasuk mencakup meliputi | memperoleh mendapat mendapatkan menerima |
-    ditetapkan ditentukan |
+    ditetapkan ditentukan | mampu dapat sanggup |
     dikenai dikenakan | dibayar disetor dilunasi | pembayaran pelunasan penyetoran | wajib harus |
     porsi bagian proporsi
 """.split("|"):

@@ -129,4 +129,15 @@ def polarity_conflicts(claim: Polarity, region: Polarity, whole: Polarity) -> li
         if not keys.isdisjoint(claim.asserted) and not _negates(keys, claim.negated):
             reasons.append("polarity_conflict")  # the claim asserts what the source denies
             break
+    else:
+        for keys in whole.negated:
+            # denied elsewhere in the passage and asserted nowhere in it ("tanpa memungut biaya" for "dengan
+            # memungut biaya"): the passage never says what the claim asserts
+            if (
+                not keys.isdisjoint(claim.asserted)
+                and not _negates(keys, claim.negated)
+                and keys.isdisjoint(whole.asserted)
+            ):
+                reasons.append("polarity_conflict")
+                break
     return sorted(set(reasons))

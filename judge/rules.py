@@ -15,12 +15,23 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from judge.abbreviations import align_abbreviations
 from judge.base import Judge
-from judge.claims import CLAUSE_BREAK_RE, ClaimParts, claim_parts
+from judge.claims import ClaimParts, claim_parts
+from judge.conditions import condition_elsewhere
+from judge.csv_rows import csv_prose
+from judge.denials import (
+    ENGLISH_DENIAL_RE,
+    denies_own_words,
+    negation_unaligned,
+    own_denial,
+    region_polarity,
+)
 from judge.grounding import Source, allowed_unknown, ground_figure, ground_period
 from judge.numbers import PERIOD_KINDS
-from judge.polarity import Polarity, polarity, polarity_conflicts
+from judge.polarity import Polarity, polarity_conflicts
 from judge.references import reference_keys
+from judge.scope import flow_conflict, inclusion_conflict, prefix_conflict, scope_unsupported
 from judge.textunits import (
     TextView,
     Token,
@@ -30,6 +41,7 @@ from judge.textunits import (
     names_term,
 )
 from judge.types import JudgeItem, JudgePassage, JudgeResult
+from judge.word_order import order_unaligned
 
 # Reasons that contradict the passage outright: the LLM judge may let these veto its own "supported".
 HARD_REASONS = frozenset(
@@ -109,26 +121,31 @@ def _cached_source(
     key: str, text: str, items: tuple[tuple[str, str], ...], context_words: frozenset[str]
 ) -> Source:
     keys, periods, refs, words = _identity(items)
-    return Source(key, build_view(text), keys, periods, refs, words | context_words)
+    prose = csv_prose(text)
+    view = build_view(prose.text if prose else text)
+    return Source(key, view, keys, periods, refs, words | context_words, prose)
+
+
+def _cited_spans(
+    spans: list[tuple[str, int, int]], sources: Sequence[Source]
+) -> tuple[tuple[str, int, int], ...]:
+    """Spans in the cited text: one found in a CSV row's prose points at the cell it was read from."""
+    proses = {s.key: s.prose for s in sources if s.prose is not None}
+    cited = []
+    for key, start, end in spans:
+        prose = proses.get(key)
+        cited.append((key, *prose.origin(start, end)) if prose else (key, start, end))
+    return tuple(dict.fromkeys(cited))
 
 
 def _whole(view: TextView) -> Polarity:
-    return _region_polarity(view, ((0, len(view.text)),))
-
-
-def _region_polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
-    """Polarity of a passage's ranges, kept with the passage's view (it is cited by many claims)."""
-    memo_key = ("polarity", ranges)
-    cached = view.memo.get(memo_key)
-    if cached is None:
-        cached = view.memo[memo_key] = polarity(view, ranges)
-    return cached  # type: ignore[return-value]
+    return region_polarity(view, ((0, len(view.text)),))
 
 
 def _figure_direction(claimed: frozenset[str], view: TextView, figure_index: int) -> list[str]:
     # the figure's own words: a list's lead-in ("sasaran pertumbuhan ekonomi …:") moves none of its items
     own = view.labels.get(figure_index) or view.regions.get(figure_index, ())
-    directions = _region_polarity(view, own).directions
+    directions = region_polarity(view, own).directions
     if directions and claimed.isdisjoint(directions):
         return ["polarity_conflict"]
     return [] if claimed <= directions else ["direction_unsupported"]
@@ -157,12 +174,15 @@ def check_claim(
     0 is strictest; None takes the paraphrase default of the claim's language (PARAPHRASE_RATIO)."""
     if not passages:
         return RuleCheck("unsupported", ("no_passage",), ())
+    context_words = _context_words(context)
+    sources = [_source(p, context_words) for p in passages]
+    texts = tuple(s.view.text for s in sources)
+    # read the claim with the passage's own form of each abbreviation ("TPS" / "Tempat Pemungutan Suara")
+    claim = align_abbreviations(claim, texts)
     parts = claim_parts(claim, context)
     english = parts.view.parsed.lang == "en"
     if max_unknown_ratio is None:
         max_unknown_ratio = PARAPHRASE_RATIO["en" if english else "id"]
-    context_words = _context_words(context)
-    sources = [_source(p, context_words) for p in passages]
     all_keys = sources[0].keys if len(sources) == 1 else frozenset().union(*(s.keys for s in sources))
     reasons: list[str] = []
     spans: list[tuple[str, int, int]] = []
@@ -186,7 +206,26 @@ def check_claim(
         regions.setdefault(grounding.source_index, []).extend(
             source.view.regions.get(grounding.figure_index, ())
         )
-    if _condition_elsewhere(parts, sources, placed):
+    if scope_unsupported(claim, texts):
+        reasons.append("scope_unsupported")  # "seluruh", "setiap", "hanya" the passage does not write
+    if inclusion_conflict(claim, texts):
+        reasons.append("polarity_conflict")  # "sudah termasuk gaji" where the passage says "di luar gaji"
+    if prefix_conflict(claim, texts):
+        reasons.append("polarity_conflict")  # "nonfisik" where the passage says "fisik" (or the reverse)
+    if flow_conflict(claim, texts):
+        reasons.append("polarity_conflict")  # "dari kabupaten" where the passage says "kepada kabupaten"
+    if (
+        english
+        and not parts.polarity.negated
+        and not ENGLISH_DENIAL_RE.search(claim)
+        and any(own_denial(sources[s].view, f) for s, f in placed.values())
+    ):
+        # an English claim is aligned to the Indonesian passage through a lexicon, never word for word: the
+        # figure's own words deny something ("dengan tidak mencantumkan …") the claim never denies
+        reasons.append("negation_unaligned")
+    if any(denies_own_words(parts, sources[s], f) for s, f in placed.values()):
+        reasons.append("polarity_conflict")
+    if condition_elsewhere(parts, sources, placed):
         reasons.append("condition_elsewhere")
     for period in parts.periods:
         ok, span = ground_period(period, sources, parts.period_bounds.get(period))
@@ -204,7 +243,10 @@ def check_claim(
     unknown = [t for t in words if not is_grounded(t, all_keys)]
     contrasted = any(not contrast_keys(t.low, english).isdisjoint(all_keys) for t in unknown)
     named = any(t.capital or names_term(t) for t in unknown)
-    if contrasted or named or len(unknown) > allowed_unknown(max_unknown_ratio, len(words)):
+    # without a figure the words are all the claim says: every one must be aligned (morphology, lexicon)
+    ratio = max_unknown_ratio if parts.figures else 0.0
+    allowed = allowed_unknown(ratio, len(words)) if parts.figures else int(ratio * len(words))
+    if contrasted or named or len(unknown) > allowed:
         reasons.append("entity_missing" if parts.figures else "low_coverage")
     if not parts.figures and not words and not parts.periods and not claim_refs:
         reasons.append("low_coverage")  # nothing in the claim can be checked
@@ -222,50 +264,19 @@ def check_claim(
     for index, ranges in regions.items():
         view = sources[index].view
         reasons.extend(
-            polarity_conflicts(claim_polarity, _region_polarity(view, tuple(ranges)), _whole(view))
+            polarity_conflicts(claim_polarity, region_polarity(view, tuple(ranges)), _whole(view))
         )
+    if not parts.figures and "polarity_conflict" not in reasons:
+        if negation_unaligned(parts, sources, regions):
+            reasons.append("negation_unaligned")
+        if not parts.periods and order_unaligned(parts.words, [s.view for s in sources]):
+            reasons.append("order_unaligned")  # swapped roles: the passage's words in another order
     if parts.polarity.directions and "direction_unsupported" in reasons:
         # the whole claim's direction, even where each figure's was checked: "dinaikkan bertahap: 3% …, 6% …,
         # 10% …" states its rise by its own grounded figures
         reasons = _direction_by_arithmetic(parts, reasons)
     unique = tuple(dict.fromkeys(reasons))
-    return RuleCheck("unsupported" if unique else "supported", unique, tuple(dict.fromkeys(spans)))
-
-
-def _condition_elsewhere(
-    parts: ClaimParts, sources: Sequence[Source], placed: dict[int, tuple[int, int]]
-) -> bool:
-    """A bounded figure in the same clause as another figure is that figure's condition: in "tarif 1% berlaku
-    bagi harta lebih dari Rp2 miliar" the threshold says when the 1% applies. Both must then be read together
-    in one passage (_read_together): a rate from item a and a threshold from item b, each written somewhere,
-    do not make the claim (item a's rate may hold only up to that threshold)."""
-    figures = parts.figures
-    for later in range(1, len(figures)):
-        for earlier in range(later):
-            first, second = figures[earlier].figure, figures[later].figure
-            if not (first.bound or second.bound) or earlier not in placed or later not in placed:
-                continue
-            if CLAUSE_BREAK_RE.search(parts.view.text, first.end, second.start):
-                continue  # separate clauses: "3% pada 2015, 6% pada 2016" may come from separate items
-            (source_a, index_a), (source_b, index_b) = placed[earlier], placed[later]
-            if source_a != source_b:
-                return True
-            if not _read_together(sources[source_a].view, index_a, index_b):
-                return True
-    return False
-
-
-def _read_together(view: TextView, index_a: int, index_b: int) -> bool:
-    """Two passage figures in one sentence (one list item), or one of them in a sentence the other's regions
-    reach: a list's lead-in ("bagi Wajib Pajak … sampai dengan Rp4,8 miliar adalah sebesar:") conditions
-    every item."""
-    sentence_a = view.sentence_at(view.figures[index_a].start)
-    sentence_b = view.sentence_at(view.figures[index_b].start)
-    if sentence_a == sentence_b:
-        return True
-    return any(view.sentence_at(start) == sentence_b for start, _ in view.regions.get(index_a, ())) or any(
-        view.sentence_at(start) == sentence_a for start, _ in view.regions.get(index_b, ())
-    )
+    return RuleCheck("unsupported" if unique else "supported", unique, _cited_spans(spans, sources))
 
 
 def _direction_by_arithmetic(parts: ClaimParts, reasons: list[str]) -> list[str]:

@@ -10,6 +10,7 @@ histogram, which the multiprocess mode sums without further settings."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -52,7 +53,16 @@ MODEL_FAILURES = Counter(
     ["role", "error"],
     registry=None,
 )
-MODEL_COLLECTORS = (MODEL_CALLS, MODEL_TOKENS, MODEL_LATENCY, MODEL_FAILURES)
+# The judge's reasons for each unsupported claim verdict, counted where verdicts are produced
+# (serve_app.answer.annotate), in whichever replica that runs: the judge library itself knows no metrics.
+JUDGE_UNSUPPORTED_REASONS = Counter(
+    "aceh_judge_unsupported_reasons_total",
+    "Reason codes of unsupported claim verdicts (one verdict may carry several)",
+    ["reason"],
+    registry=None,
+)
+MODEL_COLLECTORS = (MODEL_CALLS, MODEL_TOKENS, MODEL_LATENCY, MODEL_FAILURES, JUDGE_UNSUPPORTED_REASONS)
+_REASON_RE = re.compile(r"[a-z][a-z_]{0,47}")
 
 
 def observe_model_call(record: CallRecord) -> None:
@@ -63,6 +73,13 @@ def observe_model_call(record: CallRecord) -> None:
     MODEL_LATENCY.labels(record.role).observe(record.latency_ms / 1000)
     if not record.ok:
         MODEL_FAILURES.labels(record.role, record.error or "unknown").inc()
+
+
+def observe_unsupported(reasons: Iterable[str]) -> None:
+    """Count the reason codes of one unsupported verdict; a reason that is no code (free text from a model
+    judge) counts as ``other``, so the label's values stay few."""
+    for reason in dict.fromkeys(reasons) or ("none",):
+        JUDGE_UNSUPPORTED_REASONS.labels(reason if _REASON_RE.fullmatch(reason) else "other").inc()
 
 
 def shared_dir() -> str | None:

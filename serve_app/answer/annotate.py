@@ -41,6 +41,7 @@ from serve_app.answer.judge_items import (
 )
 from serve_app.answer.segments import AnnotationRequest, ComposedAnswer, ComposedSpan, Passage
 from serve_app.budget import RequestBudget
+from serve_app.metrics import observe_unsupported
 from serve_app.vocabulary import JUDGE_VERDICTS, UNVERIFIED_REASONS, UnverifiedReason, Verdict
 
 JudgeFn = Callable[[list[JudgeItem]], Awaitable[list[JudgeResult]]]
@@ -138,6 +139,8 @@ class Annotator:
                 reason = result.unverified_reason
                 mark.unverified_reason = reason if reason in UNVERIFIED_REASONS else "unparseable"
             mark.reasons, mark.evidence = tuple(result.reasons), tuple(result.spans)
+            if mark.verdict == "unsupported":
+                observe_unsupported(mark.reasons)
         judge_status = (
             "skipped"
             if not to_judge

@@ -1,0 +1,58 @@
+"""An abbreviation and the words it stands for are one entity (judge.abbreviations); a wrong entity, figure or
+inclusion still fails. Invented laws."""
+
+from __future__ import annotations
+
+import pytest
+
+from judge.abbreviations import align_abbreviations
+from judge.rules import check_claim
+from judge.scope import inclusion_conflict
+from judge.types import JudgePassage
+
+STATION = JudgePassage(
+    "A1",
+    "Setiap PPKL menerima insentif paling banyak Rp2.500.000,00 (dua juta lima ratus ribu rupiah).",
+)
+FUND = JudgePassage(
+    "A2",
+    "Dana alokasi khusus bidang perikanan dialokasikan paling sedikit 15% (lima belas persen) dari pagu "
+    "belanja modal di luar belanja pegawai.",
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "read"),
+    [
+        ("Pos Pemantau Kualitas Lingkungan", "PPKL", "PPKL"),
+        ("DAK perikanan", "dana alokasi khusus bidang perikanan", "dana alokasi khusus perikanan"),
+        ("SiLPA tahun lalu", "sisa lebih pembiayaan anggaran tahun lalu", "sisa lebih pembiayaan anggaran"),
+        ("DAU perikanan", "dana alokasi khusus perikanan", "DAU perikanan"),  # U opens no word there
+        ("pajak negara sebesar Rp5", "PNS", "pajak negara sebesar Rp5"),  # lower-case words name nothing
+    ],
+)
+def test_abbreviation_read_as_the_passage_writes_it(claim: str, passage: str, read: str) -> None:
+    assert read in align_abbreviations(claim, (passage,))
+
+
+def test_spelled_out_abbreviation_grounds_and_wrong_figure_fails() -> None:
+    right = "Setiap Pos Pemantau Kualitas Lingkungan menerima insentif paling banyak Rp2,5 juta."
+    assert check_claim(right, [STATION]).verdict == "supported"
+    wrong = "Setiap Pos Pemantau Kualitas Lingkungan menerima insentif paling banyak Rp3,5 juta."
+    assert check_claim(wrong, [STATION]).verdict == "unsupported"
+
+
+def test_abbreviated_entity_grounds_and_another_entity_fails() -> None:
+    right = "DAK bidang perikanan paling sedikit 15% dari pagu belanja modal di luar belanja pegawai."
+    assert check_claim(right, [FUND]).verdict == "supported"
+    other = "DAU bidang perikanan paling sedikit 15% dari pagu belanja modal di luar belanja pegawai."
+    assert check_claim(other, [FUND]).verdict == "unsupported"
+    included = "DAK bidang perikanan paling sedikit 15% dari pagu belanja modal termasuk belanja pegawai."
+    check = check_claim(included, [FUND])
+    assert check.verdict == "unsupported" and "polarity_conflict" in check.reasons
+
+
+def test_inclusion_conflict() -> None:
+    assert inclusion_conflict("sudah termasuk gaji", ["di luar gaji"])
+    assert inclusion_conflict("excluding salaries", ["termasuk salaries"])
+    assert not inclusion_conflict("tidak termasuk gaji", ["di luar gaji"])
