@@ -112,10 +112,15 @@ def _fiscal_year(question: str) -> int | None:
     return years.pop() if len(years) == 1 else None
 
 
+def names_national_budget(question: str) -> bool:
+    """The question names the state budget itself ("APBN", "state budget"), not only a fiscal year."""
+    return _NATIONAL.search(question) is not None
+
+
 def budget_ask(question: str) -> BudgetAsk | None:
     """The state-budget law ``question`` asks for, or None when it asks for none (no budget word, a regional
     budget, no single fiscal year). The caller leaves out questions that name a regulation by its number."""
-    national = _NATIONAL.search(question) is not None
+    national = names_national_budget(question)
     if not national and (_REGIONAL.search(question) or not _BUDGET.search(question)):
         return None
     if not national and re.search(r"\bAceh\b", question, re.IGNORECASE):

@@ -32,6 +32,7 @@ from retrieval.querying import is_english
 from serve_app.agent.query import FIGURES, Query, analyse
 from serve_app.agent.text import has_amount, words
 from serve_app.agent.writers.base import Writer, WriteRequest, WriterOutput
+from serve_app.agent.writers.budget_scope import answering_passages
 from serve_app.agent.writers.scoring import missing_names, score_units
 from serve_app.agent.writers.units import Unit, expected_figure, extract_units, split_units, valid_text
 from serve_app.answer.refusals import (
@@ -288,6 +289,8 @@ class EmbeddedWriter(Writer):
         english = is_english(query)
         if task == "chitchat":
             return [Segment(framing_in(GREETING_FRAMING, english), "framing", "paragraph")]
+        if task != "summarize":
+            passages = answering_passages(query, passages)  # a budget law asked by its year: only that law
         units = extract_units(passages)
         if task == "summarize" and units:
             return layout_segments(summarize(units, query), framing_in(SUMMARY_LEAD_IN, english), notices)

@@ -1,0 +1,47 @@
+"""Which passages may answer a question that asks for one state-budget law by its fiscal year.
+
+"Berapa belanja hibah dalam APBN-P 2031?" is answered by the revision law of fiscal year 2031 only: the same
+line of the 2031 budget as first enacted, of the 2030 or 2032 budget, or of a regional budget is another
+figure, and a figure for another year or document is not an answer. The retriever ranks that law first when
+the index holds it (:mod:`retrieval.budget_years`); when it holds none, the passages it returns are the
+neighbours', and writing their figures would answer a question nobody asked. So the writer reads only the
+passages of the asked law, and says "not found" when none was retrieved.
+
+Left alone: questions that name a regulation by number (the named law is the scope), that ask for no single
+fiscal year, and a bare "anggaran 2031" next to table rows (a regional table's lines are no APBN law).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from retrieval.budget_years import BudgetAsk, budget_ask, law_of_title, names_national_budget
+from retrieval.legal import find_references
+from retrieval.querying import corpus_query
+from serve_app.answer.segments import Passage
+
+
+def asked_law(query: str) -> BudgetAsk | None:
+    """The budget law ``query`` asks for, or None when it names a regulation or asks for no budget law."""
+    if any(ref.names_document for ref in find_references(corpus_query(query))):
+        return None
+    return budget_ask(query)
+
+
+def _of_law(p: Passage, ask: BudgetAsk) -> bool:
+    if p.chunk is None:
+        return False
+    law = law_of_title(p.chunk.identity.title or p.chunk.document_title)
+    return law is not None and law.fiscal_year == ask.fiscal_year and law.kind == ask.kind
+
+
+def answering_passages(query: str, passages: Sequence[Passage]) -> list[Passage]:
+    """``passages`` that may answer ``query``: all of them, unless it asks for one budget law; then that
+    law's chunks (possibly none)."""
+    ask = asked_law(query)
+    if ask is None:
+        return list(passages)
+    generic = not names_national_budget(query)
+    if generic and any(p.chunk is not None and p.chunk.kind == "table" for p in passages):
+        return list(passages)  # "anggaran 2031" beside table rows: perhaps a regional table's line
+    return [p for p in passages if _of_law(p, ask)]
