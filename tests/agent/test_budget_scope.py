@@ -64,4 +64,6 @@ def test_questions_that_ask_for_no_single_budget_law_keep_every_passage() -> Non
         assert answering_passages(query, shown) == shown
     row = make_chunk("apba", 3, "| Belanja Hibah | 5000000 |", title="Rincian APBA", kind="table")
     table = [Passage("P2", row.text, chunk=row)]
-    assert answering_passages("Berapa anggaran belanja hibah tahun 2042?", table) == table
+    # a fiscal year without "APBN": a regional document stays, another year's APBN law does not
+    mixed = [*shown, *table, _passage("P3", "apbn-2041", ORIGINAL_2041, "10.000.000")]
+    assert answering_passages("Berapa anggaran belanja hibah tahun 2042?", mixed) == [*shown, *table]

@@ -7,15 +7,15 @@ the index holds it (:mod:`retrieval.budget_years`); when it holds none, the pass
 neighbours', and writing their figures would answer a question nobody asked. So the writer reads only the
 passages of the asked law, and says "not found" when none was retrieved.
 
-Left alone: questions that name a regulation by number (the named law is the scope), that ask for no single
-fiscal year, and a bare "anggaran 2031" next to table rows (a regional table's lines are no APBN law).
+Left alone: questions that name a regulation by number (the named law is the scope) or ask for no single
+fiscal year; a bare "anggaran 2031" loses only the other years' APBN laws (it may ask for a regional budget).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from retrieval.budget_years import BudgetAsk, budget_ask, law_of_title, names_national_budget
+from retrieval.budget_years import BudgetAsk, BudgetLaw, budget_ask, law_of_title, names_national_budget
 from retrieval.legal import find_references
 from retrieval.querying import corpus_query
 from serve_app.answer.segments import Passage
@@ -28,20 +28,22 @@ def asked_law(query: str) -> BudgetAsk | None:
     return budget_ask(query)
 
 
-def _of_law(p: Passage, ask: BudgetAsk) -> bool:
-    if p.chunk is None:
-        return False
-    law = law_of_title(p.chunk.identity.title or p.chunk.document_title)
+def _law(p: Passage) -> BudgetLaw | None:
+    return None if p.chunk is None else law_of_title(p.chunk.identity.title or p.chunk.document_title)
+
+
+def _is(law: BudgetLaw | None, ask: BudgetAsk) -> bool:
     return law is not None and law.fiscal_year == ask.fiscal_year and law.kind == ask.kind
 
 
 def answering_passages(query: str, passages: Sequence[Passage]) -> list[Passage]:
-    """``passages`` that may answer ``query``: all of them, unless it asks for one budget law; then that
-    law's chunks (possibly none)."""
+    """``passages`` that may answer ``query``: all of them, unless it asks for one budget law. Then, when it
+    names the state budget ("APBN-P 2031"), that law's chunks only (possibly none); when it names only a
+    fiscal year ("anggaran 2031"), every passage but those of the other years' and kinds' APBN laws (a
+    regional budget's document may be what it asks for)."""
     ask = asked_law(query)
     if ask is None:
         return list(passages)
-    generic = not names_national_budget(query)
-    if generic and any(p.chunk is not None and p.chunk.kind == "table" for p in passages):
-        return list(passages)  # "anggaran 2031" beside table rows: perhaps a regional table's line
-    return [p for p in passages if _of_law(p, ask)]
+    if names_national_budget(query):
+        return [p for p in passages if _is(_law(p), ask)]
+    return [p for p in passages if (law := _law(p)) is None or _is(law, ask)]
