@@ -66,7 +66,12 @@ _ASK_REVISED = re.compile(
     r"\bamended\b|\bamendment\b|\brevision\b",
     re.IGNORECASE,
 )
-_ASK_ORIGINAL = re.compile(r"first\s+enacted|\boriginal\b|\binitial\b|\binduk\b|\bmurni\b", re.IGNORECASE)
+_ASK_ORIGINAL = re.compile(
+    r"first\s+enacted|\boriginal\b|\binitial\b|\binduk\b|\bmurni\b"
+    r"|\bsebelum\s+(?:ada\s+)?(?:perubahan|revisi|direvisi|diubah)\b"  # "APBN 2031 sebelum perubahan"
+    r"|\bbefore\s+(?:the\s+|it\s+was\s+|its\s+)?(?:revision|amendment|revised|amended)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)

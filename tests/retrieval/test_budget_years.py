@@ -68,6 +68,8 @@ def test_law_of_title(title: str, law: BudgetLaw | None) -> None:
         ("How much grant spending did the revised 2031 budget expect?", BudgetAsk(2031, REVISED)),
         ("In the 2031 state budget as first enacted, how much were grants?", BudgetAsk(2031, ORIGINAL)),
         ("Berapa defisit anggaran untuk Tahun Anggaran 2031?", BudgetAsk(2031, ORIGINAL)),
+        ("Berapa hibah dalam APBN 2031 sebelum perubahan?", BudgetAsk(2031, ORIGINAL)),
+        ("How much were grants in the 2031 budget before it was revised?", BudgetAsk(2031, ORIGINAL)),
         ("Berapa belanja hibah Dinas Pertanian dalam APBA 2031?", None),
         ("What is the total 2031 regional budget (APBD) of some province?", None),
         ("How much did Aceh's 2031 budget give the farm office?", None),
