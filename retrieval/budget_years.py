@@ -25,10 +25,13 @@ ACCOUNTABILITY = "accountability"
 _YEAR = r"[12][\dOoIl]{3}"  # OCR reads O for 0 and l/I for 1 in the scanned titles ("2O16")
 _OCR = str.maketrans("OoIl", "0011")
 _APBN_TITLE = re.compile(
-    rf"ANGGARAN\s+PENDAPATAN\s+DAN\s+BELANJA\s+NEGARA\s+(?:UNTUK\s+)?TAHUN\s+(?:ANGGARAN\s+)?(?P<year>{_YEAR})",
+    r"(?:ANGGARAN\s+(?:DAN\s+)?PENDAPATAN\s+(?:DAN\s+)?BELANJA\s+NEGARA|PERHITUNGAN\s+ANGGARAN\s+NEGARA)"
+    rf"\s+(?:UNTUK\s+)?TAHUN\s+(?:ANGGARAN\s+)?(?P<year>{_YEAR})"
+    # the gazette's heading: "No.189, 2031 KEUANGAN. APBN. Tahun 2030. Pertanggungjawaban."
+    rf"|\bKEUANGAN(?:\s+NEGARA)?\.(?:\s+\w+\.){{0,2}}\s+APBN\.\s+(?:Tahun\s+)?(?P<gazette_year>{_YEAR})\b",
     re.IGNORECASE,
 )
-_TITLE_ACCOUNTABILITY = re.compile(r"PERTANGGUNG\s*JAWABAN", re.IGNORECASE)
+_TITLE_ACCOUNTABILITY = re.compile(r"PERTANGGUNG\s*JAWABAN|PERHITUNGAN\s+ANGGARAN", re.IGNORECASE)
 _TITLE_REVISED = re.compile(r"\b(?:PERUBAHAN|PEROBAHAN|TAMBAHAN)\b", re.IGNORECASE)
 
 # A question about the national budget: its names in Indonesian and English.
@@ -95,11 +98,11 @@ def law_of_title(title: str) -> BudgetLaw | None:
     m = _APBN_TITLE.search(title)
     if m is None:
         return None
-    year = int(m.group("year").translate(_OCR))
+    year = int((m.group("year") or m.group("gazette_year")).translate(_OCR))
     head = title[: m.start()]
     if _TITLE_ACCOUNTABILITY.search(title):
         kind = ACCOUNTABILITY
-    elif _TITLE_REVISED.search(head):
+    elif _TITLE_REVISED.search(title if m.group("gazette_year") else head):
         kind = REVISED
     else:
         kind = ORIGINAL

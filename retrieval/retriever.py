@@ -17,7 +17,7 @@ from models.json_types import JSON, json_objects
 from models.rerankers import Reranker, legal_match
 from retrieval.budget_years import BudgetLaws
 from retrieval.dense import DenseIndex
-from retrieval.documents import with_path_identity
+from retrieval.documents import with_opening_title, with_path_identity
 from retrieval.extract import CELL_SEPARATOR
 from retrieval.fusion import rrf
 from retrieval.legal import find_references
@@ -141,12 +141,15 @@ class Retriever(DocumentLookups):
         manifest = read_manifest(index_dir)
         check_encoder(manifest, encoder.name, encoder.dim, index_dir)
         documents = read_document_rows(index_dir)
+        rows = read_jsonl(index_dir / "chunks.jsonl")
+        openings = {row["document_id"]: row["text"] for row in rows if row["ordinal"] == 0}
         for row in documents:
-            # an index built before ingest read a regulation's identity from its path gets it here
+            # an index built before ingest read a regulation's identity from its path (or its heading placed
+            # after "Menimbang") gets it here
             fixed = with_path_identity(identity_from_row(row["identity"]), row["source"])
+            fixed = with_opening_title(fixed, openings.get(row["document_id"], ""))
             row["identity"] = {**row["identity"], **identity_to_row(fixed)}
         identities = {row["document_id"]: identity_from_row(row["identity"]) for row in documents}
-        rows = read_jsonl(index_dir / "chunks.jsonl")
         chunks = [chunk_from_row(row, identities[row["document_id"]]) for row in rows]
         articles = [row["article"] for row in rows]
         refs = read_ref_rows(index_dir)

@@ -19,8 +19,10 @@ from retrieval.budget_years import (
     budget_ask,
     law_of_title,
 )
+from retrieval.documents import with_opening_title
 from retrieval.ingest import ingest
 from retrieval.retriever import Retriever
+from retrieval.types import DocumentIdentity
 
 APBN = "ANGGARAN PENDAPATAN DAN BELANJA NEGARA"
 
@@ -43,6 +45,11 @@ _AMENDS = "UNDANG-UNDANG NOMOR 3 TAHUN 2031 TENTANG PERUBAHAN ATAS UNDANG-UNDANG
         ),
         (_title("TAMBAHAN DAN PERUBAHAN ATAS", "1977/1978"), BudgetLaw(1977, REVISED)),
         (_title("UNDANG-UNDANG NOMOR 5 TAHUN 2O30 TENTANG", "2O31"), BudgetLaw(2031, ORIGINAL)),
+        (
+            "No.77, 2032 KEUANGAN. APBN. Tahun 2031. Pertanggungjawaban. (Penjelasan)",
+            BudgetLaw(2031, ACCOUNTABILITY),
+        ),
+        ("No.12, 2031 KEUANGAN NEGARA. Perubahan. APBN. 2031. (Penjelasan)", BudgetLaw(2031, REVISED)),
         ("UNDANG-UNDANG NOMOR 4 TAHUN 2030 TENTANG DANA DESA YANG BERSUMBER DARI " + APBN, None),
         (
             "QANUN ACEH NOMOR 1 TAHUN 2030 TENTANG ANGGARAN PENDAPATAN DAN BELANJA ACEH TAHUN ANGGARAN 2030",
@@ -143,3 +150,15 @@ def test_the_asked_fiscal_year_law_ranks_first(
 ) -> None:
     hits = budget_retriever.search(question, top_k=5)
     assert hits and hits[0].chunk.source.endswith(source), [h.chunk.source for h in hits]
+
+
+def test_a_heading_after_the_recitals_titles_the_document() -> None:
+    opening = (
+        "Menimbang :\n\na. UNDANG-UNDANG REPUBLIK INDONESIA NOMOR 8 TAHUN 2O31 TENTANG "
+        + APBN
+        + " TAHUN ANGGARAN 2032\nDENGAN RAHMAT TUHAN YANG MAHA ESA bahwa anggaran disusun"
+    )
+    fixed = with_opening_title(DocumentIdentity(title="8", doc_type="UU", number="8", year=2031), opening)
+    assert law_of_title(fixed.title) == BudgetLaw(2032, ORIGINAL)
+    named = DocumentIdentity(title="UNDANG-UNDANG NOMOR 2 TAHUN 2031 TENTANG PERIKANAN", doc_type="UU")
+    assert with_opening_title(named, opening) == named  # a title that names its regulation is kept
