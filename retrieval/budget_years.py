@@ -1,11 +1,11 @@
 """Which state-budget law a question asks for: fiscal year and kind, matched by document identity.
 
-The APBN law of fiscal year Y is enacted in year Y-1 and its title says "... Anggaran Pendapatan dan Belanja
-Negara Tahun Anggaran Y"; the revision ("Perubahan atas ...", APBN-P) of the same fiscal year is enacted in Y,
-and the accountability law ("Pertanggungjawaban atas Pelaksanaan ...") in Y+1. A question that says "APBN
-2016", "APBN-P 2015", "Tahun Anggaran 2009 setelah APBN diubah", "the revised 2014 budget" or "the 2008 state
-budget as first enacted" names one of these laws by its title year and kind, not by the year in its number
-or its file path, so text match alone returns the laws of neighbouring years (each repeats the same words).
+The APBN law of fiscal year Y is enacted in year Y-1 and its title names the APBN of "Tahun Anggaran Y"; the
+revision ("Perubahan atas ...", APBN-P) of the same fiscal year is enacted in Y, and the accountability law
+("Pertanggungjawaban atas Pelaksanaan ...") in Y+1. A question that says "APBN 2031", "APBN-P 2031", "Tahun
+Anggaran 2031 sesudah APBN direvisi", "the revised 2031 budget" or "the 2031 budget as it was first passed"
+names one of these laws by its title year and kind, not by the year in its number or its file path, so text
+match alone returns the laws of neighbouring years (each repeats the same words).
 
 :class:`BudgetLaws` reads every indexed title once and answers, for a question, the documents of the asked
 fiscal year: tier 2 for the asked kind, tier 1 for the other kinds of that year. A question that names a

@@ -2,7 +2,7 @@
 words that say nothing of what is asked.
 
 The judge's bilingual lexicon (judge.lexicon, judge.bilingual) holds the terms of public finance and law;
-an English question also uses everyday words ("from what date did it begin", "how much money was set aside",
+an English question also uses everyday words ("from what date did it begin", "what money was put aside",
 "the estimated amount") that the statutes write in their own words ("mulai ... pada tanggal", "dana",
 "diperkirakan sebesar"). Without them every such word counted as an asked thing no passage states, and an
 English question was refused "not found" beside the passage that answers it. General vocabulary only, never

@@ -14,8 +14,7 @@ TITLE = "Undang-Undang Nomor 4 Tahun 2040 tentang Lumbung Pangan Desa"
 TEXTS = [
     "Pasal 7\n\n(1) Badan Lumbung Pangan mulai beroperasi menyelenggarakan program cadangan pangan desa pada "
     "tanggal 1 Maret 2041.",
-    "Pasal 8\n\nDokumen yang menyatakan jumlah uang dengan nilai nominal lebih dari Rp7.500.000,00 dikenakan "
-    "iuran lumbung.",
+    "Pasal 8\n\nKuitansi dengan nilai nominal melebihi Rp7.500.000,00 dikenakan iuran lumbung.",
     "Pasal 9\n\nTarif uang tebusan atas gabah yang disimpan di lumbung desa sebesar 3% (tiga persen).",
     "Pasal 10\n\nPengurus lumbung desa dipilih oleh musyawarah desa untuk masa jabatan 5 (lima) tahun.",
 ]
@@ -40,7 +39,7 @@ def _facts(query: str) -> list[str]:
             "1 Maret 2041",
         ),
         (
-            "Above what face value does a document stating a sum of money become subject to the levy?",
+            "Beyond what face value is a receipt charged the granary levy?",
             "Rp7.500.000,00",
         ),
         ("What redemption-money tariff applies to grain held in a village granary?", "3% (tiga persen)"),
