@@ -176,7 +176,8 @@ def _pieces(line: str) -> tuple[str, ...]:
     request)."""
     pieces: list[str] = []
     for part in furniture_free_parts(line):  # a running head or page stamp inside a line ends a piece
-        pieces += _sentences(part)
+        for sentence in _sentences(part):
+            pieces += _after_spelled_amount(sentence)
     out = []
     for piece in pieces:
         piece = LEADING_MARKER.sub("", piece.strip())
@@ -184,6 +185,27 @@ def _pieces(line: str) -> tuple[str, ...]:
         if piece and piece.lower().strip(";,.") not in _JOINERS:
             out.append(piece)
     return tuple(out)
+
+
+# The spelled twin of an amount closes the statement of it: "... sebesar Rp9.000,00 (sembilan ribu rupiah),
+# sebagaimana dimaksud ..." goes on with what the amount consists of or where it is detailed.
+_SPELLED_END = re.compile(r"(?<=rupiah\))\s*[,;]?\s+(?=\S)")
+LONG_PIECE = 300
+
+
+def _after_spelled_amount(sentence: str) -> list[str]:
+    """A long sentence cut after each spelled amount, so a claim states the figure and its subject without
+    the clauses that follow (each piece stays a verbatim substring)."""
+    if len(sentence) <= LONG_PIECE:
+        return [sentence]
+    out: list[str] = []
+    start = 0
+    for m in _SPELLED_END.finditer(sentence):
+        if m.start() - start >= 40:
+            out.append(sentence[start : m.start()])
+            start = m.end()
+    out.append(sentence[start:])
+    return out
 
 
 def _sentences(line: str) -> list[str]:
