@@ -194,8 +194,9 @@ LONG_PIECE = 300
 
 
 def _after_spelled_amount(sentence: str) -> list[str]:
-    """A long sentence cut after each spelled amount, so a claim states the figure and its subject without
-    the clauses that follow (each piece stays a verbatim substring)."""
+    """A long sentence and, after it, its pieces cut after each spelled amount: a claim can state the figure
+    and its subject without the clauses that follow, and the whole stays a candidate when what is asked is
+    in those clauses (each piece is a verbatim substring; the scoring picks)."""
     if len(sentence) <= LONG_PIECE:
         return [sentence]
     out: list[str] = []
@@ -205,7 +206,7 @@ def _after_spelled_amount(sentence: str) -> list[str]:
             out.append(sentence[start : m.start()])
             start = m.end()
     out.append(sentence[start:])
-    return out
+    return [sentence, *out] if len(out) > 1 else out
 
 
 def _sentences(line: str) -> list[str]:
