@@ -67,3 +67,19 @@ def test_questions_that_ask_for_no_single_budget_law_keep_every_passage() -> Non
     # a fiscal year without "APBN": a regional document stays, another year's APBN law does not
     mixed = [*shown, *table, _passage("P3", "apbn-2041", ORIGINAL_2041, "10.000.000")]
     assert answering_passages("Berapa anggaran belanja hibah tahun 2042?", mixed) == [*shown, *table]
+
+
+def test_a_regulation_named_by_number_is_the_scope() -> None:
+    def law(key: str, number: str, year: int, figure: str) -> Passage:
+        text = f"Pasal 9\n\nAnggaran belanja hibah negara diperkirakan sebesar Rp{figure},00."
+        title = f"Undang-Undang Nomor {number} Tahun {year} tentang {APBN} {year + 1}"
+        chunk = make_chunk(
+            f"uu-{number}-{year}", 9, text, title=title, doc_type="UU", number=number, year=year
+        )
+        return Passage(key, text, chunk=chunk)
+
+    shown = [law("P1", "6", 2040, "10.000.000"), law("P2", "7", 2041, "30.000.000")]
+    facts = _facts("Menurut UU Nomor 7 Tahun 2041, berapa belanja hibah negara?", shown)
+    assert facts and all("30.000.000" in f for f in facts)
+    # the named law was not retrieved: the writer reads what was
+    assert answering_passages("Menurut UU Nomor 9 Tahun 2041, berapa belanja hibah negara?", shown) == shown

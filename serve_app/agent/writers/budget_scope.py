@@ -7,7 +7,8 @@ the index holds it (:mod:`retrieval.budget_years`); when it holds none, the pass
 neighbours', and writing their figures would answer a question nobody asked. So the writer reads only the
 passages of the asked law, and says "not found" when none was retrieved.
 
-Left alone: questions that name a regulation by number (the named law is the scope) or ask for no single
+A question that names a regulation by number is answered from that regulation's passages when any was
+retrieved (the same rule: another law's figure is no answer). Left alone: questions that ask for no single
 fiscal year; a bare "anggaran 2031" loses only the other years' APBN laws (it may ask for a regional budget).
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from retrieval.budget_years import BudgetAsk, BudgetLaw, budget_ask, law_of_title, names_national_budget
-from retrieval.legal import find_references
+from retrieval.legal import LegalRef, find_references
 from retrieval.querying import corpus_query
 from serve_app.answer.segments import Passage
 
@@ -26,6 +27,12 @@ def asked_law(query: str) -> BudgetAsk | None:
     if any(ref.names_document for ref in find_references(corpus_query(query))):
         return None
     return budget_ask(query)
+
+
+def _is_named(ref: LegalRef, p: Passage) -> bool:
+    assert p.chunk is not None
+    ident = p.chunk.identity
+    return ref.same_document(ident.doc_type, ident.number, ident.year)
 
 
 def _law(p: Passage) -> BudgetLaw | None:
@@ -41,6 +48,12 @@ def answering_passages(query: str, passages: Sequence[Passage]) -> list[Passage]
     names the state budget ("APBN-P 2031"), that law's chunks only (possibly none); when it names only a
     fiscal year ("anggaran 2031"), every passage but those of the other years' and kinds' APBN laws (a
     regional budget's document may be what it asks for)."""
+    refs = [r for r in find_references(corpus_query(query)) if r.names_document and r.number]
+    if refs:
+        # a regulation named by its number is the scope: another law's figure is no answer, when the named
+        # one was retrieved at all (else the writer reads what was found)
+        named = [p for p in passages if p.chunk is not None and any(_is_named(r, p) for r in refs)]
+        return named or list(passages)
     ask = asked_law(query)
     if ask is None:
         return list(passages)
