@@ -30,6 +30,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from benchmarks.claim_readability import readability
 from benchmarks.harness import Figure, Result, command, percentile, shared_data
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,6 +176,7 @@ async def _answers(app: Any, questions: list[dict[str, Any]]) -> list[dict[str, 
                     "refused": refused(resp.status_code, body),
                     "supported_figures": [as_json_number(v) for v in figures],
                     "claims": [c.get("verdict") for c in body.get("claims", [])],
+                    "supported_claims": [str(c.get("text", "")) for c in supported],
                     "answer": body.get("answer", ""),
                     "latency_ms": round(latency, 1),
                 }
@@ -245,6 +247,8 @@ def run(index_dir: Path, out_dir: Path, *, answers: bool = True, gold: Path = GO
         "figures_per_numeric_answer_median": percentile(counts_answered, 0.5) if counts_answered else None,
         "figures_per_numeric_question_median": percentile(counts, 0.5) if counts else None,
         "answer_latency_ms_p50": round(percentile(latencies, 0.5), 1) if latencies else None,
+        # what a reader sees: page furniture in supported claims (none is the goal), claim length
+        **readability((r["id"], r.get("supported_claims", [])) for r in rows),
     }
     return {"metrics": metrics, "extra": extra, "scorer_report": report, "rows": rows, "preds": preds}
 
@@ -275,6 +279,9 @@ def markdown(result: dict[str, Any]) -> str:
         f"Median figures per numeric answer (not refused): {e['figures_per_numeric_answer_median']}; "
         f"APBA row hit@5 {m.get('apba_csv_row_hit@5', '–')}; /query/v2 in-process p50 "
         f"{e['answer_latency_ms_p50']} ms (one client).",
+        f"Supported claims: {e.get('supported_claims')}, with page furniture "
+        f"{e.get('supported_claims_with_furniture')}, median {e.get('supported_claim_chars_median')} chars, "
+        f"over 400 chars {e.get('supported_claims_over_400_chars')}.",
     ]
     return "\n".join(lines) + "\n"
 

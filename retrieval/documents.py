@@ -127,6 +127,23 @@ def resolve_identity(ex: Extracted, file_stem: str) -> DocumentIdentity:
     )
 
 
+# A statute's heading inside its opening text, where extraction put "Menimbang" or a recital before it:
+# "UNDANG-UNDANG REPUBLIK INDONESIA NOMOR 15 TAHUN 2017 TENTANG ..." up to the line's end.
+_HEADING = re.compile(
+    r"(?:UNDANG-UNDANG|PERATURAN\s+PEMERINTAH)\s+REPUBLIK\s+INDONESIA\s+NOMOR\s+\S+\s+TAHUN\s+\S+\s+TENTANG\s+"
+    r"[^\n]+?(?=\s*(?:DENGAN\s+RAHMAT|\n|$))"
+)
+
+
+def with_opening_title(identity: DocumentIdentity, opening: str) -> DocumentIdentity:
+    """``identity`` titled by the statute heading in ``opening`` (its first chunk's text) when its title names
+    no regulation (ingest fell back to the file name: the heading came after "Menimbang"); else unchanged."""
+    if identity_from_title(identity.title)[0] is not None:
+        return identity
+    m = _HEADING.search(opening[:2000])
+    return replace(identity, title=_clean_title(m.group(0))) if m else identity
+
+
 def with_path_identity(identity: DocumentIdentity, source: str) -> DocumentIdentity:
     """``identity`` with the type, number and year its source path names (retrieval.legal.identity_from_path)
     where the title read from the text gave none or others; the title is kept."""

@@ -14,8 +14,9 @@ import numpy as np
 
 from models.embeddings import Encoder
 from models.json_types import JSON, json_objects
+from retrieval.budget_years import BudgetLaws
 from retrieval.dense import DenseIndex
-from retrieval.documents import with_path_identity
+from retrieval.documents import with_opening_title, with_path_identity
 from retrieval.extract import CELL_SEPARATOR
 from retrieval.fusion import rrf
 from retrieval.legal import find_references
@@ -47,7 +48,7 @@ QUERY_CACHE_SIZE = 4096
 # Fusion defaults fitted on the IDK-MRC/TyDiQA-id train split (benchmarks/results/retrieval.md): an
 # English encoder on Indonesian text earns a low dense weight, and a small k trusts the top ranks.
 DEFAULT_RRF_K = 5
-DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.3, "legal": 1.0, "title": 0.5, "table": 1.0}
+DEFAULT_WEIGHTS = {"bm25": 1.0, "dense": 0.3, "legal": 1.0, "title": 0.5, "table": 1.0, "budget": 1.0}
 DEFAULT_DIVERSE_SHARE = 0.5  # share of a result list kept for the best chunks of distinct documents
 NAMED_DOCUMENT_CANDIDATES = 10
 NAMED_DIVERSE_SHARE = 0.6  # of diverse_share, when the query names a regulation or article
@@ -108,6 +109,7 @@ class Retriever(DocumentLookups):
         self.titles: TitleIndex = build_title_index(
             {d: info.identity.title for d, info in self._infos.items()}, self.analyze
         )
+        self.budget_laws = BudgetLaws({d: info.identity.title for d, info in self._infos.items()})
         self.row_names = RowNames(
             (
                 (i, cell)
@@ -139,12 +141,15 @@ class Retriever(DocumentLookups):
         manifest = read_manifest(index_dir)
         check_encoder(manifest, encoder.name, encoder.dim, index_dir)
         documents = read_document_rows(index_dir)
+        rows = read_jsonl(index_dir / "chunks.jsonl")
+        openings = {row["document_id"]: row["text"] for row in rows if row["ordinal"] == 0}
         for row in documents:
-            # an index built before ingest read a regulation's identity from its path gets it here
+            # an index built before ingest read a regulation's identity from its path (or its heading placed
+            # after "Menimbang") gets it here
             fixed = with_path_identity(identity_from_row(row["identity"]), row["source"])
+            fixed = with_opening_title(fixed, openings.get(row["document_id"], ""))
             row["identity"] = {**row["identity"], **identity_to_row(fixed)}
         identities = {row["document_id"]: identity_from_row(row["identity"]) for row in documents}
-        rows = read_jsonl(index_dir / "chunks.jsonl")
         chunks = [chunk_from_row(row, identities[row["document_id"]]) for row in rows]
         articles = [row["article"] for row in rows]
         refs = read_ref_rows(index_dir)
@@ -338,6 +343,13 @@ class Retriever(DocumentLookups):
         rankings = {"bm25": bm25_idx.tolist(), "dense": dense_idx.tolist()}
         if exact:
             rankings["legal"] = exact
+        # A fiscal year asked without a law number ("APBN-P 2015"): that year's budget laws by title identity
+        # (retrieval.budget_years); their best chunks join the candidates and come first after the reranker.
+        budget = {} if any(r.names_document for r in refs) else self.budget_laws.tiers(lexical_query)
+        if budget:
+            best_tier = [d for d, t in budget.items() if t == max(budget.values())]
+            rows_of = best_rows(bm25_scores, NAMED_DOCUMENT_CANDIDATES, self._subset(best_tier))[0].tolist()
+            rankings["budget"] = [j for j in rows_of if allowed is None or j in allowed]
         if not docs:
             titled = self._titled_rows(lexical_query, bm25_scores, subset)
             if titled:
@@ -372,6 +384,8 @@ class Retriever(DocumentLookups):
             hits.append(SearchHit(self._chunks[j], float(fused_score), stages))
         if rerank and self.reranker is not None:
             hits = self.reranker.rerank(lexical_query, hits)
+        if budget:
+            hits.sort(key=lambda h: -budget.get(h.chunk.document_id, 0))  # stable: the ranker's order within
         if refs:
             # A named article or regulation is an exact request: its chunks come first
             tiers = [legal_match(refs, hit.chunk) for hit in hits]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from judge.bilingual import english_to_indonesian
 from judge.lexicon import ACRONYMS, BILINGUAL
+from serve_app.agent.english_words import ENGLISH_FRAME, GENERAL_ENGLISH
 from serve_app.agent.text import REGULATION_ID, content_terms, stem, words, years
 from serve_app.agent.tools.table import detect_operation
 
@@ -126,7 +127,8 @@ class Query:
 
 
 def _term(raw: str, weight: float = 1.0, acronym: bool = False) -> Term:
-    alts: list[tuple[str, ...]] = [(w,) for w in BILINGUAL.get(raw, ()) + _ENGLISH.get(raw, ())]
+    words_for = BILINGUAL.get(raw, ()) + _ENGLISH.get(raw, ()) + GENERAL_ENGLISH.get(raw, ())
+    alts: list[tuple[str, ...]] = [(w,) for w in dict.fromkeys(words_for)]
     alts += [tuple(p.split()) for p in english_to_indonesian(raw) if (p,) not in alts]
     if raw in ACRONYMS:
         alts.append(ACRONYMS[raw])
@@ -255,7 +257,8 @@ def analyse(query: str) -> Query:
     terms = [
         _term(raw, 0.3 if raw in WEAK_WORDS else 1.0, raw in capitals)
         for raw in content_terms(topic)
-        if raw not in QUESTION_WORDS and raw not in FRAME_WORDS and raw not in operation_terms
+        if raw not in QUESTION_WORDS and raw not in FRAME_WORDS and raw not in ENGLISH_FRAME
+        and raw not in operation_terms
         and raw not in asked_years and raw.lower() not in {n.lower() for n in numbers}
         and not (asks_definition and raw in DEFINITION_WORDS)
     ]

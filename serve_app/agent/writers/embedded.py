@@ -32,6 +32,8 @@ from retrieval.querying import is_english
 from serve_app.agent.query import FIGURES, Query, analyse
 from serve_app.agent.text import has_amount, words
 from serve_app.agent.writers.base import Writer, WriteRequest, WriterOutput
+from serve_app.agent.writers.budget_scope import answering_passages
+from serve_app.agent.writers.parts import question_parts
 from serve_app.agent.writers.scoring import missing_names, score_units
 from serve_app.agent.writers.units import Unit, expected_figure, extract_units, split_units, valid_text
 from serve_app.answer.refusals import (
@@ -115,6 +117,15 @@ def choose(units: list[Unit], query: str | Query) -> list[Unit]:
             continue
         chosen.append(u)
     return _complete_lists(units, chosen, q)
+
+
+def _per_part(units: list[Unit], parts: list[str]) -> list[Unit]:
+    """The units that answer each part of a several-part question, part by part (each scored on its own)."""
+    chosen: dict[int, Unit] = {}
+    for part in parts:
+        for u in choose(units, score_units(part, units)):
+            chosen.setdefault(id(u), u)
+    return list(chosen.values())
 
 
 def _beside_row(best: Unit, u: Unit) -> bool:
@@ -288,11 +299,16 @@ class EmbeddedWriter(Writer):
         english = is_english(query)
         if task == "chitchat":
             return [Segment(framing_in(GREETING_FRAMING, english), "framing", "paragraph")]
+        if task != "summarize":
+            passages = answering_passages(query, passages)  # a budget law asked by its year: only that law
         units = extract_units(passages)
         if task == "summarize" and units:
             return layout_segments(summarize(units, query), framing_in(SUMMARY_LEAD_IN, english), notices)
-        asked = score_units(query, units)
-        chosen = choose(units, asked)
+        parts = question_parts(query)
+        if len(parts) > 1:
+            chosen = _per_part(units, parts)  # "berapa X dan berapa Y": each ask answered on its own
+        else:
+            chosen = choose(units, score_units(query, units))
         if not chosen:
             return [Segment(n, "framing", "paragraph") for n in notices] + [
                 Segment(framing_in(NOT_FOUND_FRAMING, english), "framing", "paragraph")

@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from retrieval.querying import is_english
 from serve_app.agent.query import CHANGE_WORDS, FIGURES, SUPERLATIVES, Query, Term, analyse
 from serve_app.agent.text import STOPWORDS, stem, title_acronyms, words
 from serve_app.agent.writers.units import CELL_STOPWORDS, VERB_LIKE, Bag, Unit
@@ -84,11 +85,17 @@ def score_units(query: str, units: list[Unit]) -> Query:
     # entity may be missing) without drowning every other word.
     cap = max((idf[t.raw] for t in terms if df[t.raw]), default=1.0)
     weight = {t.raw: min(idf[t.raw], cap) * t.weight for t in terms}
+    english = is_english(query)
     for t in terms:
         if not df[t.raw]:
             # A noun no passage uses is the asked thing itself missing ("inflation"): it weighs double;
-            # a verb the passages phrase otherwise ("memenuhi") weighs half.
-            weight[t.raw] *= 0.5 if VERB_LIKE.match(t.raw) else 2.0
+            # a verb the passages phrase otherwise ("memenuhi") weighs half. A lowercase English word no
+            # lexicon translates is how the question phrases it, not a missing thing: it weighs a quarter
+            # (a name the question capitalises, "Kartu X", still weighs double).
+            if english and not t.alts and not _capitalised(t.raw, query):
+                weight[t.raw] *= 0.25
+            else:
+                weight[t.raw] *= 0.5 if VERB_LIKE.match(t.raw) else 2.0
     article = (max(weight.values(), default=1.0) * 1.5) if q.pasal else 0.0
     total = (sum(weight.values()) + article) or 1.0
     named_docs = {u.document for u in units if _names_document(u, q)}
@@ -166,6 +173,11 @@ def score_units(query: str, units: list[Unit]) -> Query:
             score *= 0.8
         u.score = score
     return q
+
+
+def _capitalised(raw: str, query: str) -> bool:
+    """``raw`` is written with a capital in ``query`` (a name, an acronym)."""
+    return any(w[:1].isupper() for w in re.findall(r"[\w-]+", query) if w.lower() == raw)
 
 
 @functools.lru_cache(maxsize=65536)

@@ -38,6 +38,7 @@ from serve_app.agent.query import (
     query_terms,
 )
 from serve_app.agent.text import amount_goes_on, period_years, stem, title_acronyms, words
+from serve_app.agent.writers.furniture import furniture_free_parts
 from serve_app.answer.compose import validate_segments
 from serve_app.answer.segments import Passage, Segment
 
@@ -174,6 +175,43 @@ def _pieces(line: str) -> tuple[str, ...]:
     """A line cut into sentence-like pieces (cached: the same passage lines come back request after
     request)."""
     pieces: list[str] = []
+    for part in furniture_free_parts(line):  # a running head or page stamp inside a line ends a piece
+        for sentence in _sentences(part):
+            pieces += _after_spelled_amount(sentence)
+    out = []
+    for piece in pieces:
+        piece = LEADING_MARKER.sub("", piece.strip())
+        piece = _TRAILING_JOINER.sub("", piece).strip()
+        if piece and piece.lower().strip(";,.") not in _JOINERS:
+            out.append(piece)
+    return tuple(out)
+
+
+# The spelled twin of an amount closes the statement of it: "... sebesar Rp9.000,00 (sembilan ribu rupiah),
+# sebagaimana dimaksud ..." goes on with what the amount consists of or where it is detailed.
+_SPELLED_END = re.compile(r"(?<=rupiah\))\s*[,;]?\s+(?=\S)")
+LONG_PIECE = 300
+
+
+def _after_spelled_amount(sentence: str) -> list[str]:
+    """A long sentence and, after it, its pieces cut after each spelled amount: a claim can state the figure
+    and its subject without the clauses that follow, and the whole stays a candidate when what is asked is
+    in those clauses (each piece is a verbatim substring; the scoring picks)."""
+    if len(sentence) <= LONG_PIECE:
+        return [sentence]
+    out: list[str] = []
+    start = 0
+    for m in _SPELLED_END.finditer(sentence):
+        if m.start() - start >= 40:
+            out.append(sentence[start : m.start()])
+            start = m.end()
+    out.append(sentence[start:])
+    return [sentence, *out] if len(out) > 1 else out
+
+
+def _sentences(line: str) -> list[str]:
+    """``line`` cut at its sentence boundaries (abbreviations and amounts that go on are no boundary)."""
+    pieces: list[str] = []
     start = 0
     for m in _BOUNDARY.finditer(line):
         before = line[start : m.start()].rstrip()
@@ -187,13 +225,7 @@ def _pieces(line: str) -> tuple[str, ...]:
         pieces.append(line[start : m.start()])
         start = m.end()
     pieces.append(line[start:])
-    out = []
-    for piece in pieces:
-        piece = LEADING_MARKER.sub("", piece.strip())
-        piece = _TRAILING_JOINER.sub("", piece).strip()
-        if piece and piece.lower().strip(";,.") not in _JOINERS:
-            out.append(piece)
-    return tuple(out)
+    return pieces
 
 
 @functools.lru_cache(maxsize=65536)
