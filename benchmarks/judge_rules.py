@@ -359,12 +359,12 @@ def figures(details: dict[str, Any]) -> dict[str, Figure]:
     if "judge_numeric_dev" in details:
         dev_set = details["judge_numeric_dev"]
         overall = dev_set["overall"]
-        out["numeric_dev BA / unsup. recall / EN acc."] = (
+        out["dev BA / unsup. recall / EN acc."] = (
             f"{overall['balanced_accuracy']:.3f} / {overall['recall_unsupported']:.3f} / "
             f"{dev_set['per_lang']['en']['accuracy']:.3f}"
         )
     consistency = details["consistency_check"]
-    out["consistency check (own labels, not a result) dev/held-out"] = (
+    out["consistency (own labels, no result) dev/held-out"] = (
         f"{consistency['dev']['balanced_accuracy']} / {consistency['heldout']['balanced_accuracy']}"
     )
     out["warm pairs/s, 1 core"] = f"{details['speed']['warm_pairs_per_s']:,}"
@@ -412,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     # labels come from the judge's own code: a consistency check of the rules, not an estimate of quality.
     result = Result(
         benchmark="judge_rules", figures=figures(details), in_sample=True,
-        data="judge_numeric_dev (193 hand-written, tuned on); consistency check (judge's own labels)",
+        data="judge_numeric_dev (193 hand-written, tuned on); own-label consistency set",
         command=command("judge_rules", argv), details=details)
     path = write_result(result, args.out, quick=args.quick)
     print(f"→ {path}")
