@@ -29,6 +29,7 @@ QUESTION = {"query": "Berapa anggaran pendidikan Aceh tahun 2023?"}
 
 
 def _node_env() -> dict[str, str]:
+    from serve_app.runtime.ray_bind import SINGLE_NODE_VAR
     from serve_app.runtime.serve_runner import RAY_ENV
 
     return {
@@ -39,6 +40,9 @@ def _node_env() -> dict[str, str]:
         "RAY_AUTH_MODE": "disabled",
         # A loaded 2-core machine starts each node's agents slowly; Ray's defaults give up after 30 s.
         "RAY_agent_register_timeout_ms": "180000",
+        # Two nodes are a cluster: the single-node switch that an earlier local start left in this
+        # process's environment (serve_app/runtime/ray_bind.py) would make `ray start` refuse the second.
+        SINGLE_NODE_VAR: "1",
     }
 
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from aceh_rag_client import (
     AsyncClient,
@@ -110,15 +111,26 @@ def test_errors_are_their_classes(service: str) -> None:
 
 
 def test_a_429_is_retried_after_retry_after(tmp_path: Path, demo_index: Path, demo_retriever: Any) -> None:
-    """60 a minute: one token a second. The bucket is emptied, then the client waits the service's
-    Retry-After and gets its answer; with no retries allowed it raises RateLimited with that wait."""
+    """60 a minute in a moving window: the 61st request within the minute is refused with the wait until the
+    oldest one leaves the window (so at most 60 s), and a client allowed no retries raises RateLimited with
+    that wait. A client that may retry waits the Retry-After it is given, then gets its answer (a transport
+    in front of the real service answers the first call 429 with Retry-After 1)."""
     with serve_demo(tmp_path, demo_index, demo_retriever, limits={"requests_per_minute": 60}) as base:
+        calls: list[float] = []
+        service = httpx.HTTPTransport()
+
+        def first_refused(request: httpx.Request) -> httpx.Response:
+            calls.append(time.monotonic())
+            if len(calls) == 1:
+                body = {"error": "rate_limited", "detail": "Terlalu banyak permintaan."}
+                return httpx.Response(429, headers={"Retry-After": "1"}, json=body)
+            return service.handle_request(request)
+
+        with Client(base, api_key=API_KEY, transport=httpx.MockTransport(first_refused)) as patient:
+            assert patient.documents(page_size=1).total == 10
+        assert len(calls) == 2 and calls[1] - calls[0] >= 0.9, "it waited the Retry-After before retrying"
         with Client(base, api_key=API_KEY, retry=RetryPolicy(max_retries=0)) as strict:
             with pytest.raises(RateLimited) as limited:
                 for _ in range(62):
                     strict.documents(page_size=1)
-            assert limited.value.retry_after is not None and 1 <= limited.value.retry_after <= 2
-        with Client(base, api_key=API_KEY) as patient:
-            started = time.monotonic()
-            assert patient.documents(page_size=1).total == 10
-            assert time.monotonic() - started >= 0.9, "it waited for a token before succeeding"
+            assert limited.value.retry_after is not None and 1 <= limited.value.retry_after <= 60
