@@ -80,6 +80,21 @@ def body_limits(cfg: AppConfig) -> BodyLimits:
     return BodyLimits.of(cfg.limits)
 
 
+# The config's own limits, handed to Ray's proxy through its environment: the config decides them, so a
+# value that an earlier start in this process left behind must not win (a second graph kept the first's).
+CONFIG_ENV_KEYS = frozenset(BodyLimits().env())
+
+
+def export_env(env: dict[str, str]) -> None:
+    """Put ``env`` into this process's environment before ray.serve is imported (its constants read them
+    once): the config's own keys are set, every other (Ray's switches) only where the operator has not."""
+    for key, value in env.items():
+        if key in CONFIG_ENV_KEYS:
+            os.environ[key] = value
+        else:
+            os.environ.setdefault(key, value)
+
+
 def init_ray(
     *, num_cpus: int | None = None, env: dict[str, str] | None = None, host: str = "127.0.0.1"
 ) -> None:
@@ -89,8 +104,7 @@ def init_ray(
     address = os.environ.get("RAY_ADDRESS")
     if not address:
         env = {**bind_env(host), **env}
-    for key, value in env.items():
-        os.environ.setdefault(key, value)  # before ray.serve is imported: its constants read them once
+    export_env(env)
     import ray
 
     if ray.is_initialized():

@@ -93,3 +93,16 @@ def test_config_and_environment(tmp_path: Path) -> None:
     assert load_config(str(default), env={"ACEH_RAY_HOST": "10.1.2.3"}).serve.ray_host == "10.1.2.3"
     assert bind_env("::1") == {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"} and bind_env("10.0.0.1") == {}
     assert bind_kwargs("::")["dashboard_host"] == "::"
+
+
+def test_a_second_start_in_one_process_takes_its_own_body_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The body guard in Ray's proxy reads the config's limits from the environment: a graph started after
+    another in the same process (the test suite does that) gets its own, while Ray's switches the operator
+    set stay the operator's."""
+    from serve_app.wire.body_guard import ENV_READ_DEADLINE_S
+
+    monkeypatch.setenv(ENV_READ_DEADLINE_S, "10.0")  # what the first start left
+    monkeypatch.setenv("RAY_SERVE_THROUGHPUT_OPTIMIZED", "0")  # the operator's own
+    serve_runner.export_env({ENV_READ_DEADLINE_S: "300.0", "RAY_SERVE_THROUGHPUT_OPTIMIZED": "1"})
+    assert os.environ[ENV_READ_DEADLINE_S] == "300.0"
+    assert os.environ["RAY_SERVE_THROUGHPUT_OPTIMIZED"] == "0"
