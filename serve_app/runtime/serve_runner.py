@@ -40,6 +40,10 @@ RAY_ENV: dict[str, str] = {
     "RAY_SERVE_ENABLE_DIRECT_INGRESS": "0",
     # A request whose Ingress replica dies under it: the contract's 503 from the proxy, not Ray's bare 500.
     "RAY_SERVE_HTTP_PROXY_CALLBACK_IMPORT_PATH": "serve_app.wire.proxy_errors:middlewares",
+    # Ray Serve kills a proxy that is not ready within 5 s of its start (then serve.start fails with
+    # ActorDiedError): on a loaded 2-core machine the proxy's worker takes longer (measured under a running
+    # ingest). serve.start itself waits 60 s for it (HTTP_PROXY_TIMEOUT, fixed): give the proxy as long.
+    "RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S": "60",
     "RAY_USAGE_STATS_ENABLED": "0",
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",

@@ -82,6 +82,17 @@ def test_haproxy_asked_for_but_not_installed(
     assert "no haproxy program was found" in error
 
 
+def test_a_slow_proxy_start_is_waited_for_as_long_as_serve_start_waits() -> None:
+    """Ray Serve kills a proxy not ready within RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S (5 s by default), and
+    serve.start then fails: every start gets the 60 s that serve.start itself waits."""
+    from ray.serve._private.constants import HTTP_PROXY_TIMEOUT
+
+    from serve_app.runtime.serve_runner import RAY_ENV, ray_env
+
+    key = "RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S"
+    assert float(RAY_ENV[key]) == HTTP_PROXY_TIMEOUT and ray_env()[key] == RAY_ENV[key]
+
+
 def test_haproxy_switches_go_to_every_ray_process(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from serve_app.config import AppConfig, ServeConfig
     from serve_app.runtime.serve_runner import RAY_ENV, body_limits, ray_env

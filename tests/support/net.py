@@ -11,7 +11,7 @@ import httpx
 
 from benchmarks.inprocess import serving
 
-__all__ = ["free_port", "serving", "wait_healthy"]
+__all__ = ["free_port", "free_ports", "serving", "wait_healthy"]
 
 
 def free_port() -> int:
@@ -19,6 +19,19 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports: each socket stays bound until all are chosen, since the OS may hand
+    the port of a socket just closed to the next ``free_port()`` call (seen: two Ray components given one)."""
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 def wait_healthy(base: str, timeout_s: float = 300.0, alive: Callable[[], bool] | None = None) -> None:

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.support.net import free_port
+from tests.support.net import free_ports
 
 RAY = Path(sys.executable).with_name("ray")
 
@@ -65,27 +65,26 @@ class RayNode:
         shutil.rmtree(self.temp_dir, ignore_errors=True)
 
 
-def _ports() -> list[str]:
+def _ports(ports: list[int]) -> list[str]:
     """Ports that default to fixed numbers (dashboard agent, client server) or to one shared range (workers),
-    made free ones so that two nodes of one machine do not collide."""
+    made free ones (six, distinct) so that two nodes of one machine do not collide."""
     return [
-        f"--dashboard-agent-listen-port={free_port()}",
-        f"--dashboard-agent-grpc-port={free_port()}",
-        f"--runtime-env-agent-port={free_port()}",
-        f"--metrics-export-port={free_port()}",
-        f"--node-manager-port={free_port()}",
-        f"--object-manager-port={free_port()}",
+        f"--dashboard-agent-listen-port={ports[0]}",
+        f"--dashboard-agent-grpc-port={ports[1]}",
+        f"--runtime-env-agent-port={ports[2]}",
+        f"--metrics-export-port={ports[3]}",
+        f"--node-manager-port={ports[4]}",
+        f"--object-manager-port={ports[5]}",
         "--min-worker-port=0",  # 0: each worker takes a port the OS picks
         "--max-worker-port=0",
     ]
 
 
-def start_node(
-    *, num_cpus: float, resources: dict[str, float], env: dict[str, str], head_address: str | None = None
-) -> RayNode:
-    """``ray start --head`` (``head_address`` None) or ``ray start --address=HEAD``, with a temp dir of its
-    own (short: Ray's socket paths must fit 107 bytes)."""
-    temp_dir = Path(tempfile.mkdtemp(prefix="rn", dir="/tmp"))
+def _command(
+    num_cpus: float, resources: dict[str, float], temp_dir: Path, head_address: str | None
+) -> tuple[list[str], str]:
+    """One ``ray start`` command line with ports chosen afresh (all distinct), and the head's address."""
+    ports = free_ports(8)
     command = [
         str(RAY),
         "start",
@@ -95,19 +94,28 @@ def start_node(
         "--node-ip-address=127.0.0.1",
         "--object-store-memory=100000000",
         "--disable-usage-stats",
-        *_ports(),
+        *_ports(ports[:6]),
     ]
-    if head_address is None:
-        address = f"127.0.0.1:{free_port()}"
-        command += ["--head", f"--port={address.rsplit(':', 1)[1]}", "--include-dashboard=false"]
-        command.append(f"--ray-client-server-port={free_port()}")
-    else:
-        address = head_address
-        command.append(f"--address={head_address}")
-    node = RayNode(temp_dir=temp_dir, address=address, head=head_address is None)
+    if head_address is not None:
+        return [*command, f"--address={head_address}"], head_address
+    address = f"127.0.0.1:{ports[6]}"
+    command += ["--head", f"--port={ports[6]}", "--include-dashboard=false"]
+    command.append(f"--ray-client-server-port={ports[7]}")
+    return command, address
+
+
+def start_node(
+    *, num_cpus: float, resources: dict[str, float], env: dict[str, str], head_address: str | None = None
+) -> RayNode:
+    """``ray start --head`` (``head_address`` None) or ``ray start --address=HEAD``, with a temp dir of its
+    own (short: Ray's socket paths must fit 107 bytes)."""
+    temp_dir = Path(tempfile.mkdtemp(prefix="rn", dir="/tmp"))
+    node = RayNode(temp_dir=temp_dir, address=head_address or "", head=head_address is None)
     # Ray's own start-up waits 30 s for the node to register (fixed in ray/_private/node.py): on a loaded
-    # machine that can pass, and then a second try (after stopping what the first one left) succeeds.
+    # machine that can pass, and then a second try (after stopping what the first one left) succeeds. Each
+    # try takes new ports: a port taken meanwhile by another process fails the same way every time.
     for _ in range(3):
+        command, node.address = _command(num_cpus, resources, temp_dir, head_address)
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
         node.log.append(done.stdout + done.stderr)
         if done.returncode == 0:
