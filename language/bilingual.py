@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from judge.bilingual_statute import STATUTE_GENERAL_TABLE, STATUTE_TABLE
+from language.bilingual_statute import STATUTE_GENERAL_TABLE, STATUTE_TABLE
 
 _TABLE = """
 anggaran pendapatan dan belanja negara = APBN : state budget; state revenue and expenditure budget
