@@ -50,10 +50,10 @@ from benchmarks import judge_numeric_dev
 from benchmarks import judge_rules_report as report
 from benchmarks.datasets.build_judge_dev import build, data_dir
 from benchmarks.harness import Figure, Result, command, percentile, write_result
-from judge import numbers, rules, textunits
-from judge.numbers import extract_figures
+from judge import rules
 from judge.rules import check_claim
 from judge.types import JudgePassage
+from language.numbers import extract_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = {
@@ -166,13 +166,19 @@ def evaluate_indonli(root: Path, quick: bool) -> dict[str, Any]:
     return out
 
 
-# --compare measures older revisions of judge/: the claim parser lived in judge.rules before judge.claims
-_CLAIMS: types.ModuleType = (
-    importlib.import_module("judge.claims") if importlib.util.find_spec("judge.claims") else rules
-)
+def _older(old: str, new: str) -> types.ModuleType:
+    """``old`` where the revision measured has it, else ``new``."""
+    return importlib.import_module(old if importlib.util.find_spec(old) else new)
+
+
+# --compare measures older revisions of judge/: the claim parser lived in judge.rules before judge.claims,
+# and the text and figure readers in judge/ before language/
+_CLAIMS: types.ModuleType = _older("judge.claims", "judge.rules")
+_TEXTUNITS: types.ModuleType = _older("judge.textunits", "language.textunits")
+_NUMBERS: types.ModuleType = _older("judge.numbers", "language.numbers")
 _CACHES = (
-    (textunits, "build_view"),
-    (numbers, "parse_text"),
+    (_TEXTUNITS, "build_view"),
+    (_NUMBERS, "parse_text"),
     (rules, "_claim_parts"),
     (_CLAIMS, "claim_parts"),
     (rules, "_identity"),
@@ -269,9 +275,13 @@ _WORKER = (
 
 
 def compare_speed(items: list[dict[str, Any]], ref: str, rounds: int, runs: int) -> dict[str, Any]:
-    """Speed of judge/ at git revision ``ref`` ("before") and in the working tree ("after"), side by side:
-    each measured in fresh processes, alternating, on the same pairs."""
-    command = ["git", "-C", str(ROOT), "archive", ref, "judge"]  # reads the revision; touches no git state
+    """Speed of judge/ (with language/) at git revision ``ref`` ("before") and in the working tree ("after"),
+    side by side: each measured in fresh processes, alternating, on the same pairs."""
+    # reads the revision; touches no git state. language/ is archived where the revision has it (before it,
+    # its modules lived in judge/)
+    has_language = subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{ref}:language"],
+                                  capture_output=True).returncode == 0
+    command = ["git", "-C", str(ROOT), "archive", ref, "judge", *(["language"] if has_language else [])]
     archive = subprocess.run(command, capture_output=True, check=True)
     with tempfile.TemporaryDirectory() as folder:
         with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:

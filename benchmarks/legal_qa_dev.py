@@ -126,7 +126,7 @@ def search_ranks(
 
 def claim_figures(text: str) -> list[Decimal]:
     """Distinct quantities a claim states (no periods, no references; a spelled twin counts once)."""
-    from judge.numbers import PERIOD_KINDS, extract_figures
+    from language.numbers import PERIOD_KINDS, extract_figures
 
     values: list[Decimal] = []
     for fig in extract_figures(text):

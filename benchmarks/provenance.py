@@ -22,17 +22,23 @@ from typing import Any
 from benchmarks.harness import REPO
 
 # The code every answer runs through; a benchmark of the whole service is stale when any of it changed.
-PRODUCT = ("retrieval", "judge", "models", "serve_app", "configs")
+PRODUCT = ("retrieval", "judge", "language", "models", "serve_app", "configs")
 # Narrower lists where a benchmark exercises one library only (plus its own module, always counted).
 SOURCES: dict[str, tuple[str, ...]] = {
-    "retrieval": ("retrieval", "models", "benchmarks/retrieval_quality.py", "benchmarks/retrieval_report.py"),
-    "judge_rules": ("judge", "benchmarks/judge_numeric_dev.py", "benchmarks/datasets"),
-    "judge_numeric_dev2": ("judge", "benchmarks/judge_numeric_dev.py"),
-    "judge_pool": ("judge", "models"),
-    "judge_gpu_tiny": ("judge", "models", "benchmarks/judge_gpu_batching.py"),
-    "llm_vllm_pool": ("judge", "models", "configs/llm-cpu.yaml", "benchmarks/llm_vllm_pool.py"),
-    "llm_vllm_prefix": ("judge", "models", "configs/llm-cpu.yaml", "benchmarks/llm_vllm_pool.py"),
-    "llm_vllm_quality": ("judge", "models", "configs/llm-cpu.yaml", "benchmarks/judge_numeric_dev.py"),
+    # retrieval reads queries through language/ (the bilingual lexicon)
+    "retrieval": (
+        "retrieval", "language", "models", "benchmarks/retrieval_quality.py",
+        "benchmarks/retrieval_report.py",
+    ),
+    "judge_rules": ("judge", "language", "benchmarks/judge_numeric_dev.py", "benchmarks/datasets"),
+    "judge_numeric_dev2": ("judge", "language", "benchmarks/judge_numeric_dev.py"),
+    "judge_pool": ("judge", "language", "models"),
+    "judge_gpu_tiny": ("judge", "language", "models", "benchmarks/judge_gpu_batching.py"),
+    "llm_vllm_pool": ("judge", "language", "models", "configs/llm-cpu.yaml", "benchmarks/llm_vllm_pool.py"),
+    "llm_vllm_prefix": ("judge", "language", "models", "configs/llm-cpu.yaml", "benchmarks/llm_vllm_pool.py"),
+    "llm_vllm_quality": (
+        "judge", "language", "models", "configs/llm-cpu.yaml", "benchmarks/judge_numeric_dev.py",
+    ),
     "guard_eval": ("serve_app/guard", "configs/policy.yaml", "benchmarks/guard_report.py"),
     "store": ("serve_app/conversation",),
 }

@@ -4,7 +4,7 @@ against the value the tool stated.
 The tool that computed it hands over the rows it read (``header`` and cells, as read) and the operation;
 :func:`restate` recomputes the figure from those cells and writes the passage the judge reads: the rows as a
 Markdown table, then one sentence with the recomputed result and the number of rows. A claim's figure is
-then grounded like any other (judge.figure: equal at the claim's precision, same unit and scale), so it is
+then grounded like any other (language.figure: equal at the claim's precision, same unit and scale), so it is
 ``supported`` only when it equals the recomputed value; any other figure derived from the rows (a
 difference, a share, a growth rate) appears nowhere in that passage and is not supported.
 """
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
-from judge.figure import PERIOD_KINDS
-from judge.numbers import extract_figures
+from language.figure import PERIOD_KINDS
+from language.numbers import extract_figures
 
 OPERATIONS = ("sum", "mean", "count")
 _PLACES = Decimal(1).scaleb(-12)  # a mean is written to 12 decimals: finer than any claim states

@@ -13,12 +13,12 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from judge.grounding import ClaimFigure
-from judge.lexicon import FRAMING_WORDS, MARKER_WORDS, NEGATIONS
-from judge.numbers import PERIOD_KINDS, Figure
 from judge.polarity import Polarity, polarity
-from judge.references import reference_keys
 from judge.shares import base_words
-from judge.textunits import (
+from language.lexicon import FRAMING_WORDS, MARKER_WORDS, NEGATIONS
+from language.numbers import PERIOD_KINDS, Figure
+from language.references import reference_keys
+from language.textunits import (
     TextView,
     Token,
     acronym_keys,

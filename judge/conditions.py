@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from judge.claims import CLAUSE_BREAK_RE, ClaimParts
 from judge.grounding import Source
-from judge.numbers import kind_group
-from judge.textunits import TextView
+from language.numbers import kind_group
+from language.textunits import TextView
 
 
 def condition_elsewhere(

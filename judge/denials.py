@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from judge.claims import ClaimParts
 from judge.grounding import Source
-from judge.lexicon import NEGATIONS
 from judge.polarity import Polarity, polarity
-from judge.textunits import TextView
+from language.lexicon import NEGATIONS
+from language.textunits import TextView
 
 # English denials the negation list does not hold: "failing to pay", "unpaid", "lacks", "absent".
 ENGLISH_DENIAL_RE = re.compile(r"\b(?:fail\w*|un[a-z]{3,}|lack\w*|absen\w*|neglect\w*|omit\w*)\b", re.I)

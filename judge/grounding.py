@@ -9,8 +9,9 @@ from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from judge.csv_rows import CsvProse
-from judge.lexicon import CURRENCY_HINTS, FRAMING_WORDS, MARKER_WORDS, SCALE_WORDS
-from judge.numbers import (
+from judge.shares import base_named
+from language.lexicon import CURRENCY_HINTS, FRAMING_WORDS, MARKER_WORDS, SCALE_WORDS
+from language.numbers import (
     PERIOD_KINDS,
     Figure,
     kind_group,
@@ -19,11 +20,10 @@ from judge.numbers import (
     scale_differs,
     values_equal,
 )
-from judge.ocr_words import ocr_match
-from judge.periods import period_matches
-from judge.references import reference_keys
-from judge.shares import base_named
-from judge.textunits import TextView, Token, content_tokens, contrast_keys, is_grounded, names_term
+from language.ocr_words import ocr_match
+from language.periods import period_matches
+from language.references import reference_keys
+from language.textunits import TextView, Token, content_tokens, contrast_keys, is_grounded, names_term
 
 # Most specific first: the first one seen explains the failure.
 REASON_PRIORITY = (
@@ -190,8 +190,8 @@ def _named(token: Token, by_form: bool, claim_keys: frozenset[str]) -> bool:
 
 @lru_cache(maxsize=16)
 def _cites_clauses(claim_keys: frozenset[str]) -> bool:
-    """Whether the claim cites a clause ("ayat (1) huruf c": a reference pseudo-word, judge.textunits); once
-    per claim, not once per candidate figure (a frozenset caches its hash, so the look-up is cheap)."""
+    """Whether the claim cites a clause ("ayat (1) huruf c": a reference pseudo-word, language.textunits);
+    once per claim, not once per candidate figure (a frozenset caches its hash, so the look-up is cheap)."""
     return any(key[0] == "§" for key in claim_keys)
 
 

@@ -1,13 +1,14 @@
 """Direction (naik/turun) and negation (tidak/bukan/belum) in a span of a text view.
 
-Bounds ("paling sedikit", "lebih dari") belong to figures and are compared there (judge.numbers.Figure.bound).
+Bounds ("paling sedikit", "lebih dari") belong to figures and are compared there
+(language.numbers.Figure.bound).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from judge.lexicon import (
+from language.lexicon import (
     COMPARATIVE_DOWN,
     COMPARATIVE_UP,
     DIRECTION_DOWN,
@@ -16,7 +17,7 @@ from judge.lexicon import (
     NEGATIONS,
     STOPWORDS,
 )
-from judge.textunits import NON_CONTENT, TextView, Token
+from language.textunits import NON_CONTENT, TextView, Token
 
 
 # A NamedTuple: immutable like a frozen dataclass, and built several times faster (each claim makes some).
@@ -33,8 +34,8 @@ def _is_negation(token: Token) -> bool:
 
 
 _DIRECTION_TRIGGERS = DIRECTION_UP | DIRECTION_DOWN | {"lebih", "more", "less"}
-# "tidak lebih dari", "no later than": a negated comparison is a bound on a figure (judge.qualifiers), not a
-# denied proposition.
+# "tidak lebih dari", "no later than": a negated comparison is a bound on a figure (language.qualifiers), not
+# a denied proposition.
 _BOUND_AFTER_NEGATION = frozenset(
     {"lebih", "kurang", "melebihi", "more", "less", "later", "earlier", "exceed", "exceeding"}
 )

@@ -1,6 +1,6 @@
 """The strict rule check of one claim against its cited passages, the reader's context and document identity.
 
-A claim is ``supported`` only when every figure in it is grounded by an equal figure (judge.numbers) with a
+A claim is ``supported`` only when every figure in it is grounded by an equal figure (language.numbers) with a
 compatible unit and period, written near the same entity; its periods and references are found in the
 passages or their identity; its direction and negation words agree; and, without figures, its content words
 are covered (stemmed, with a small bilingual lexicon). Anything else is ``unsupported`` with reason codes.
@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from judge.abbreviations import align_abbreviations
 from judge.base import Judge
 from judge.claims import ClaimParts, claim_parts
 from judge.conditions import condition_elsewhere
@@ -28,11 +27,14 @@ from judge.denials import (
     region_polarity,
 )
 from judge.grounding import Source, allowed_unknown, ground_figure, ground_period
-from judge.numbers import PERIOD_KINDS
 from judge.polarity import Polarity, polarity_conflicts
-from judge.references import reference_keys
 from judge.scope import flow_conflict, inclusion_conflict, prefix_conflict, scope_unsupported
-from judge.textunits import (
+from judge.types import JudgeItem, JudgePassage, JudgeResult
+from judge.word_order import order_unaligned
+from language.abbreviations import align_abbreviations
+from language.numbers import PERIOD_KINDS
+from language.references import reference_keys
+from language.textunits import (
     TextView,
     Token,
     build_view,
@@ -40,8 +42,6 @@ from judge.textunits import (
     is_grounded,
     names_term,
 )
-from judge.types import JudgeItem, JudgePassage, JudgeResult
-from judge.word_order import order_unaligned
 
 # Reasons that contradict the passage outright: the LLM judge may let these veto its own "supported".
 HARD_REASONS = frozenset(

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from judge.figure import TWIN_GAP_RE
-from judge.lexicon import FRAMING_WORDS
-from judge.textunits import TextView, Token, content_tokens, is_grounded, names_term
+from language.figure import TWIN_GAP_RE
+from language.lexicon import FRAMING_WORDS
+from language.textunits import TextView, Token, content_tokens, is_grounded, names_term
 
 # After the percent (and its spelled twin's closing parenthesis): "dari"/"of" opens the base.
 _BASE_OPEN_RE = re.compile(r"\s*\)?\s*,?\s*(?:dari|of)\s+", re.IGNORECASE)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from judge.textunits import TextView, Token
+from language.textunits import TextView, Token
 
 _MIN_WORDS = 3  # two words have no order to check that a restatement does not turn round
 _SLACK = 1  # words that may stand out of the passage's order (one moved phrase head) ...

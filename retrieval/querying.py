@@ -1,7 +1,7 @@
 """What the first stages and the reranker read of a query, and how the final list keeps documents in view.
 
 * Cross-lingual: the corpus is Indonesian. An English question gains the Indonesian words of every lexicon
-  phrase it contains (``judge.bilingual``, general public-finance and legal terms: "capital expenditure" →
+  phrase it contains (``language.bilingual``, general public-finance and legal terms: "capital expenditure" →
   "belanja modal", "special autonomy" → "otonomi khusus"), so BM25 and the feature reranker can match the
   statutes' words. The dense stage keeps the question as asked: a multilingual encoder
   (``retrieval.encoder`` in the config) reads English directly.
@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from judge.bilingual import find_phrases
+from language.bilingual import find_phrases
 
 _WORD_RE = re.compile(r"[\w-]+")
 _GLOSS_RE = re.compile(r"\([^)]*\)")  # "(Belanja Negara)": the Indonesian name an English question quotes

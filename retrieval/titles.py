@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from judge.bilingual import find_phrases
+from language.bilingual import find_phrases
 
 _WORD_RE = re.compile(r"[\w-]+")
 # A title must cover at least this share of the query's title weight to count as named, with two terms at

@@ -11,8 +11,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 DOCS = sorted([REPO / "README.md", REPO / "benchmarks" / "README.md", *(REPO / "docs").glob("*.md")])
 # A backticked token that looks like a path into the repository: a known top-level folder or file first.
-TOP = ("serve_app", "retrieval", "judge", "models", "benchmarks", "tests", "configs", "clients", "deploy",
-       "docs", ".ci", "Makefile", "pyproject.toml", "setup.py", "schemathesis.toml")
+TOP = ("serve_app", "retrieval", "judge", "language", "models", "benchmarks", "tests", "configs", "clients",
+       "deploy", "docs", ".ci", "Makefile", "pyproject.toml", "setup.py", "schemathesis.toml")
 PATH = re.compile(r"`((?:\.\./shared/|" + "|".join(re.escape(t) for t in TOP) + r")[A-Za-z0-9_./*-]*)")
 # Paths a run makes (never committed) and spelled-out placeholders are not checked.
 MADE_AT_RUN_TIME = ("benchmarks/results/quick", "clients/typescript/dist", "clients/typescript/node_modules",

@@ -31,7 +31,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "app": EVERYTHING,
     "runtime": EVERYTHING,
 }
-LIBRARIES = ("retrieval", "judge", "models")
+LIBRARIES = ("retrieval", "judge", "models", "language")
 
 
 def module_name(path: Path) -> str:
@@ -123,6 +123,20 @@ def test_models_sit_below_the_other_libraries() -> None:
         for path in sorted((REPO / "models").rglob("*.py"))
         for line, target in imports(path)
         if target.split(".")[0] in ("retrieval", "judge")
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_language_is_the_ground_floor() -> None:
+    """language/ holds the Indonesian/English text and figure core that judge/, retrieval/ and serve_app/
+    read through: it imports none of them, nor models/ or ray."""
+    files = sorted((REPO / "language").rglob("*.py"))
+    assert len(files) > 10
+    bad = [
+        f"{path.relative_to(REPO)}:{line} imports {target}"
+        for path in files
+        for line, target in imports(path)
+        if target.split(".")[0] in ("judge", "retrieval", "models", "serve_app", "ray")
     ]
     assert not bad, "\n".join(bad)
 

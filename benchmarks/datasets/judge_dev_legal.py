@@ -22,9 +22,9 @@ from benchmarks.datasets.judge_dev_claims import (
     percent_notations,
 )
 from benchmarks.datasets.judge_dev_common import Group, split_of
-from judge.figure import Figure
-from judge.numbers import PERIOD_KINDS, figures_equal
-from judge.textunits import TextView, _sentences, build_view
+from language.figure import Figure
+from language.numbers import PERIOD_KINDS, figures_equal
+from language.textunits import TextView, _sentences, build_view
 
 COUNT_UNITS = {
     "tahun",

@@ -1,7 +1,7 @@
 """General English words an English question uses for what Indonesian statutes say, and the English frame
 words that say nothing of what is asked.
 
-The judge's bilingual lexicon (judge.lexicon, judge.bilingual) holds the terms of public finance and law;
+The bilingual lexicon (language.lexicon, language.bilingual) holds the terms of public finance and law;
 an English question also uses everyday words ("from what date did it begin", "what money was put aside",
 "the estimated amount") that the statutes write in their own words ("mulai ... pada tanggal", "dana",
 "diperkirakan sebesar"). Without them every such word counted as an asked thing no passage states, and an

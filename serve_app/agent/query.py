@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from judge.bilingual import english_to_indonesian
-from judge.lexicon import ACRONYMS, BILINGUAL
+from language.bilingual import english_to_indonesian
+from language.lexicon import ACRONYMS, BILINGUAL
 from serve_app.agent.english_words import ENGLISH_FRAME, GENERAL_ENGLISH
 from serve_app.agent.text import REGULATION_ID, content_terms, stem, words, years
 from serve_app.agent.tools.table import detect_operation
@@ -55,7 +55,7 @@ _DOC_WORDS = frozenset(
 )
 # General words the lexicons lack: English units of time and share words, and Indonesian budget synonyms
 # (a budget table's ceiling column is its "pagu"). English terms of public finance and law come from the
-# judge's bilingual lexicon (judge.bilingual), never from the words of a particular table.
+# bilingual lexicon (language.bilingual), never from the words of a particular table.
 _ENGLISH: dict[str, tuple[str, ...]] = {
     "daily": ("hari",),
     "day": ("hari",),

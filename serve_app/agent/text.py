@@ -126,7 +126,7 @@ def parse_number(cell: str) -> float | None:
 
 
 def _half_up(value: float, decimals: int) -> Decimal:
-    # Half up, as the judge rounds (judge/figure.py): Python's round() and f-strings round 87,395 to 87,39.
+    # Half up, as the judge rounds (language/figure.py): Python's round() and f-strings round 87,395 to 87,39.
     return Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
 
 

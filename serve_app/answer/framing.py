@@ -20,10 +20,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from judge.lexicon import COMPARATIVE_DOWN, COMPARATIVE_UP, DIRECTION_DOWN, DIRECTION_UP, NEGATIONS, STOPWORDS
-from judge.numbers import PERIOD_KINDS, extract_figures
-from judge.references import extract_references, reference_keys
-from judge.textunits import word_keys
+from language.lexicon import (
+    COMPARATIVE_DOWN,
+    COMPARATIVE_UP,
+    DIRECTION_DOWN,
+    DIRECTION_UP,
+    NEGATIONS,
+    STOPWORDS,
+)
+from language.numbers import PERIOD_KINDS, extract_figures
+from language.references import extract_references, reference_keys
+from language.textunits import word_keys
 from models.base import CallRecord, Engine, ModelError, ModelOutputError
 from serve_app.answer.segments import Passage
 from serve_app.budget import RequestBudget
@@ -105,7 +112,7 @@ def _contains(haystack_norm: str, phrase: str) -> bool:
 class EmbeddedFramingChecker(FramingChecker):
     """Deterministic framing check. A framing segment is checkable when it
 
-    * states a quantity (an amount, percent, ratio, count: ``judge.numbers``), or a period or date the
+    * states a quantity (an amount, percent, ratio, count: ``language.numbers``), or a period or date the
       question did not already name;
     * names a regulation reference ("Pasal 12", "Qanun Aceh Nomor 1 Tahun 2023") the question did not name,
       or an entity (capitalised name, acronym) that occurs in a passage but not in the question;

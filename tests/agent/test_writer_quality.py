@@ -265,7 +265,7 @@ def test_the_document_named_after_menurut_comes_first() -> None:
 
 
 def test_english_questions_find_indonesian_words() -> None:
-    # general public-finance terms come from the judge's bilingual lexicon
+    # general public-finance terms come from the bilingual lexicon (language/)
     assert {"belanja", "modal"} <= set(search_query("How much is the capital expenditure in 2024?").split())
     assert search_query("Berapa belanja modal 2024?") == "Berapa belanja modal 2024?"
     table = make_chunk(

@@ -1,14 +1,14 @@
-"""An abbreviation and the words it stands for are one entity (judge.abbreviations); a wrong entity, figure or
-inclusion still fails. Invented laws."""
+"""An abbreviation and the words it stands for are one entity (language.abbreviations); a wrong entity, figure
+or inclusion still fails. Invented laws."""
 
 from __future__ import annotations
 
 import pytest
 
-from judge.abbreviations import align_abbreviations
 from judge.rules import check_claim
 from judge.scope import inclusion_conflict
 from judge.types import JudgePassage
+from language.abbreviations import align_abbreviations
 
 STATION = JudgePassage(
     "A1",

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from judge.numbers import extract_figures
 from judge.rules import check_claim
-from judge.textunits import fresh_view
 from judge.types import JudgePassage
+from language.numbers import extract_figures
+from language.textunits import fresh_view
 from tests.support.claims import ClaimCase, claim_cases
 
 OCR_WORDS = (

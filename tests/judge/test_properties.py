@@ -8,9 +8,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from judge.numbers import Figure, extract_figures, figures_equal, scale_differs
 from judge.rules import check_claim
 from judge.types import JudgePassage
+from language.numbers import Figure, extract_figures, figures_equal, scale_differs
 
 SCALES = {6: ("juta", "million"), 9: ("miliar", "billion"), 12: ("triliun", "trillion")}
 amounts = st.integers(min_value=10**6, max_value=10**15 - 1)

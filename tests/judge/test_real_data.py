@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from judge.numbers import extract_figures, figures_equal
 from judge.rules import check_claim
 from judge.types import JudgePassage
+from language.numbers import extract_figures, figures_equal
 
 DATA = Path(
     os.environ.get("ACEH_SHARED_DATA", Path(__file__).resolve().parents[2] / ".." / "shared" / "data")

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from judge.lexicon import ACRONYMS
+from language.lexicon import ACRONYMS
 from serve_app.agent.query import (
     QUESTION_WORDS,
     Term,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from judge.digits import parse_digit_token
-from judge.figure import Figure
-from judge.qualifiers import negative_sign, qualifiers
+from language.digits import parse_digit_token
+from language.figure import Figure
+from language.qualifiers import negative_sign, qualifiers
 
 # A run: an optional rupiah prefix, then chunks of digits (and look-alike letters, separators) joined by
 # single spaces; every chunk after the first holds a digit, so ordinary words are never swallowed, or is a

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from judge.numbers import Figure, extract_figures, extract_references, figures_equal
+from language.numbers import Figure, extract_figures, extract_references, figures_equal
 
 
 def quantities(text: str, lang: str | None = None) -> list[Figure]:

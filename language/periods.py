@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from judge.lexicon import MONTHS
+from language.lexicon import MONTHS
 
 _YEAR = r"(1[89]\d\d|20\d\d)"
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
@@ -215,7 +215,7 @@ def _year_led(text: str) -> list[tuple[int, int, int, str, int]]:
 
 def find_periods(text: str, *, words: frozenset[str] | None = None) -> list[PeriodSpan]:
     """Explicit periods in ``text``, longest first where they overlap. Bare years are left to the caller.
-    ``words``: the set of ``judge.digits.lower_words(text)`` when the caller has it already."""
+    ``words``: the set of ``language.digits.lower_words(text)`` when the caller has it already."""
     candidates = _year_led(text)
     low = text.lower()
     if words is None:

@@ -12,7 +12,7 @@ import re
 from decimal import ROUND_HALF_UP, Decimal
 from typing import NamedTuple
 
-from judge.periods import period_matches
+from language.periods import period_matches
 
 PERIOD_KINDS = frozenset({"year", "period", "date"})
 ONE = Decimal(1)
@@ -34,7 +34,7 @@ class Figure(NamedTuple):
     whole: bool = True
     approximate: bool = False
     bound: str | None = None  # min | max | gt | lt ("paling sedikit", "paling banyak", "lebih dari", …)
-    period: str | None = None  # period key for year/period/date kinds (see judge.periods)
+    period: str | None = None  # period key for year/period/date kinds (see language.periods)
     ratio: tuple[Decimal, Decimal] | None = None  # as written: "1:2" → (1, 2)
     spelled: bool = False
     ocr_repaired: bool = False

@@ -1,11 +1,11 @@
 """Words, stem keys and sentences of a text, gathered in a cached ``TextView`` with each figure's regions.
 
 A word's keys are its lower-case form and its Indonesian stem, plus the stems of its translations when it is
-an English government term (judge.lexicon.BILINGUAL). PyStemmer's Indonesian algorithm strips "peN-"/"meN-"
+an English government term (language.lexicon.BILINGUAL). PyStemmer's Indonesian algorithm strips "peN-"/"meN-"
 without restoring the assimilated consonant ("penerimaan" → "erima", "diterima" → "terima"), so a stem that
 starts with a vowel also gets the candidates "t…", "k…", "p…", "r…", "s…".
 
-Where each figure's entity is written (its neighbourhood and label) is worked out in judge.regions.
+Where each figure's entity is written (its neighbourhood and label) is worked out in language.regions.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 import Stemmer
 
-from judge.bilingual import GENERAL_TERMS, GENERAL_WORDS, TERMS, find_phrases
-from judge.lexicon import (
+from language.bilingual import GENERAL_TERMS, GENERAL_WORDS, TERMS, find_phrases
+from language.lexicon import (
     ACRONYMS,
     BILINGUAL,
     CONTRASTS,
@@ -31,10 +31,10 @@ from judge.lexicon import (
     STOPWORDS,
     SYNONYMS,
 )
-from judge.numbers import PERIOD_KINDS, Figure, ParsedText, parse_text, parse_uncached
-from judge.references import Reference
-from judge.regions import figure_regions
-from judge.spelled import VOCAB as NUMBER_WORDS
+from language.numbers import PERIOD_KINDS, Figure, ParsedText, parse_text, parse_uncached
+from language.references import Reference
+from language.regions import figure_regions
+from language.spelled import VOCAB as NUMBER_WORDS
 
 _WORD_RE = re.compile(r"[A-Za-zÀ-ÿ]+(?:['’-][A-Za-zÀ-ÿ]+)*")
 _ID_STEMMER = Stemmer.Stemmer("indonesian")
@@ -88,7 +88,7 @@ def _content(phrase: str) -> tuple[str, ...]:
     return tuple(word for word in phrase.split() if word not in STOPWORDS)
 
 
-# The bilingual lexicon (judge.bilingual) joins the word tables: its abbreviations ground their expansions,
+# The bilingual lexicon (language.bilingual) joins the word tables: its abbreviations ground their expansions,
 # its one-word English names translate like BILINGUAL's, its English phrases are matched whole (_PHRASES).
 _ACRONYMS = dict(ACRONYMS)
 _TRANSLATIONS: dict[str, tuple[str, ...]] = dict(BILINGUAL)
@@ -155,7 +155,7 @@ def phrase_keys(low: str) -> tuple[tuple[frozenset[str], ...], ...]:
 
 @lru_cache(maxsize=8192)
 def contrast_keys(low: str, english: bool = False) -> frozenset[str]:
-    """Keys of the words naming the other member of a pair with ``low`` (judge.lexicon.CONTRASTS)."""
+    """Keys of the words naming the other member of a pair with ``low`` (language.lexicon.CONTRASTS)."""
     keys: set[str] = set()
     for word in CONTRASTS.get(low, ()):
         keys |= word_keys(word, english)
@@ -202,7 +202,7 @@ class TextView:
     _key_cache: dict[tuple[tuple[int, int], ...], frozenset[str]] = field(default_factory=dict)
     memo: dict[tuple[str, object], object] = field(default_factory=dict)  # results of callers, per figure
     content_flags: tuple[bool, ...] | None = None  # which tokens are content words (set on first use)
-    designations: frozenset[int] = frozenset()  # measures that are part of a name (judge.regions)
+    designations: frozenset[int] = frozenset()  # measures that are part of a name (language.regions)
 
     @property
     def text(self) -> str:
@@ -315,7 +315,7 @@ def _opens_sentence(text: str, start: int) -> bool:
 
 def _join_phrases(tokens: list[Token]) -> list[Token]:
     """English lexicon phrases ("general allocation fund") become one token, grounded by its Indonesian
-    equivalent as a whole (judge.bilingual): "import duty" is "bea masuk", never "bea keluar"."""
+    equivalent as a whole (language.bilingual): "import duty" is "bea masuk", never "bea keluar"."""
     found = [m for m in find_phrases([t.low for t in tokens]) if m.language == "en" and m.end - m.start > 1]
     if not found:
         return tokens
@@ -334,7 +334,7 @@ def _join_phrases(tokens: list[Token]) -> list[Token]:
 def _sentences(text: str, figures: Sequence[Figure] = ()) -> tuple[tuple[int, int], ...]:
     spans = []
     start = 0
-    # an amount the scanner split ("Rp 2 . 640.519 …", read whole by judge.ocr_runs) holds no sentence end
+    # an amount the scanner split ("Rp 2 . 640.519 …", read whole by language.ocr_runs) holds no sentence end
     joined = [(f.start, f.end) for f in figures if ". " in f.text or "\n" in f.text]
     for match in _BOUNDARY_RE.finditer(text):
         if joined and any(s < match.start() < e for s, e in joined):

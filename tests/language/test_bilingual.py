@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.bilingual import (
+from language.bilingual import (
     TERMS,
     abbreviation_of,
     english_to_indonesian,

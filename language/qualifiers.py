@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from judge.figure import ONE
-from judge.lexicon import (
+from language.figure import ONE
+from language.lexicon import (
     APPROX_MARKERS,
     BOUND_MARKERS,
     CURRENCY_SCALE_LETTERS,

@@ -10,7 +10,7 @@ import re
 from decimal import Decimal
 from typing import NamedTuple
 
-from judge.lexicon import SCALE_EXPONENTS, SPELLED_SCALE_WORDS
+from language.lexicon import SCALE_EXPONENTS, SPELLED_SCALE_WORDS
 
 _ID_DIGITS = {
     "nol": 0,
@@ -215,7 +215,7 @@ _ALL_FORMS = frozenset([*VOCAB, *_OCR_VARIANTS])
 
 def find_spelled(text: str, *, words: frozenset[str] | None = None) -> list[SpelledNumber]:
     """Every run of number words in ``text`` that parses as a number. ``words``: the set of
-    ``judge.digits.lower_words(text)`` when the caller has it already."""
+    ``language.digits.lower_words(text)`` when the caller has it already."""
     if _ALL_FORMS.isdisjoint(_ANY_WORD_RE.findall(text.lower()) if words is None else words):
         return []
     # What _NUMBER_WORD_RE finds, found faster: whole words (runs of \w) that are number words.

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from judge.numbers import extract_figures
-from judge.ocr_words import fold, ocr_match, one_edit_apart
-from judge.textunits import Token, names_term, word_keys
+from language.numbers import extract_figures
+from language.ocr_words import fold, ocr_match, one_edit_apart
+from language.textunits import Token, names_term, word_keys
 from tests.support.claims import ClaimCase, claim_cases
 
 

@@ -3,7 +3,7 @@
 Used by the rule judge (English claims over Indonesian passages) and by retrieval (an English query expanded
 with the Indonesian words of the corpus). Every entry is a general term of Indonesian budget and statute
 language, not a phrase of any evaluation item; the Indonesian side of each stands in at least three statutes
-of ``indo_legal_corpus`` (tests/judge/test_bilingual.py checks it when the corpus is present).
+of ``indo_legal_corpus`` (tests/language/test_bilingual.py checks it when the corpus is present).
 
 Sources the English side follows: the English names the Ministry of Finance uses for budget terms in its
 English-language publications (Kemenkeu's "Financial Note" / Nota Keuangan summaries and the "APBN KiTa"
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from judge.bilingual_statute import STATUTE_GENERAL_TABLE, STATUTE_TABLE
+from language.bilingual_statute import STATUTE_GENERAL_TABLE, STATUTE_TABLE
 
 _TABLE = """
 anggaran pendapatan dan belanja negara = APBN : state budget; state revenue and expenditure budget

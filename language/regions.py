@@ -18,9 +18,9 @@ import bisect
 import re
 from typing import NamedTuple
 
-from judge.figure import PERIOD_KINDS, Figure, is_spelled_twin, kind_group
-from judge.lexicon import FRAMING_WORDS
-from judge.references import Reference
+from language.figure import PERIOD_KINDS, Figure, is_spelled_twin, kind_group
+from language.lexicon import FRAMING_WORDS
+from language.references import Reference
 
 Ranges = tuple[tuple[int, int], ...]
 

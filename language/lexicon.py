@@ -1,6 +1,6 @@
 """Word tables for the rule judge: scale words, units, markers, and a small bilingual government lexicon.
 
-Indonesian words here are surface forms; judge.textunits stems them with the same stemmer it applies to
+Indonesian words here are surface forms; language.textunits stems them with the same stemmer it applies to
 passages, so both sides always agree. Tables are written as text ("words: meaning", one entry a line) to keep
 them readable and short.
 """
@@ -25,7 +25,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 # Scale words: normalised name and multiplier. The spelled-out ones (Indonesian and English) are also the
-# scale words of numbers written in letters (judge.spelled), so both readers share this one table; the
+# scale words of numbers written in letters (language.spelled), so both readers share this one table; the
 # abbreviations only follow digits. "M"/"T" are only scale words right after a currency amount.
 SCALE_EXPONENTS = {"ribu": 3, "juta": 6, "miliar": 9, "triliun": 12, "kuadriliun": 15}
 SPELLED_SCALE_WORDS = _table("""
@@ -174,7 +174,7 @@ FRAMING_WORDS = _words("""
     percent rupiahs billion million trillion thousand year years
 """)
 
-# English government vocabulary → Indonesian words (stemmed at load time by judge.textunits, so keys always
+# English government vocabulary → Indonesian words (stemmed at load time by language.textunits, so keys always
 # agree with what the stemmer makes of passages).
 BILINGUAL: dict[str, tuple[str, ...]] = {
     name: tuple(value.split())

@@ -2,11 +2,11 @@
 
 ``extract_figures`` returns quantities (amounts, percents, per-mille, ratios, counts) and periods (years,
 fiscal years, semesters, quarters, months, dates, ranges); numbers introduced by structural words (Pasal,
-Nomor, ayat, …) are references and are never returned (see ``judge.references``).
+Nomor, ayat, …) are references and are never returned (see ``language.references``).
 
-``figures_equal(claim, source)`` (defined in judge.figure with ``Figure``, re-exported here): the source value
-rounded half-up to the claim's last stated digit must equal the claim; a claim that is a whole number of its
-scale word (Rp872 miliar) equals a source it rounds only when the claim marks itself approximate.
+``figures_equal(claim, source)`` (defined in language.figure with ``Figure``, re-exported here): the source
+value rounded half-up to the claim's last stated digit must equal the claim; a claim that is a whole number of
+its scale word (Rp872 miliar) equals a source it rounds only when the claim marks itself approximate.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import NamedTuple
 
-from judge.digits import detect_lang, lower_words, parse_digit_token, repair_ocr
-from judge.figure import (
+from language.digits import detect_lang, lower_words, parse_digit_token, repair_ocr
+from language.figure import (
     ONE,
     PERIOD_KINDS,
     Figure,
@@ -29,12 +29,12 @@ from judge.figure import (
     scale_differs,
     values_equal,
 )
-from judge.lexicon import CURRENCY_PREFIX
-from judge.ocr_runs import reconcile
-from judge.periods import find_periods
-from judge.qualifiers import negative_sign, qualifiers, suffix
-from judge.references import Reference, extract_references
-from judge.spelled import find_spelled
+from language.lexicon import CURRENCY_PREFIX
+from language.ocr_runs import reconcile
+from language.periods import find_periods
+from language.qualifiers import negative_sign, qualifiers, suffix
+from language.references import Reference, extract_references
+from language.spelled import find_spelled
 
 __all__ = [
     "ONE", "PERIOD_KINDS", "Figure", "ParsedText", "extract_figures", "extract_references", "figures_equal",

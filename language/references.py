@@ -128,7 +128,7 @@ _LOWER_WORD_RE = re.compile(r"[a-z]+")
 
 def extract_references(text: str, *, words: frozenset[str] | None = None) -> list[Reference]:
     """Every reference in ``text``; a reference's span covers its structural word and its numbers.
-    ``words``: the set of ``judge.digits.lower_words(text)`` when the caller has it already."""
+    ``words``: the set of ``language.digits.lower_words(text)`` when the caller has it already."""
     refs: list[Reference] = []
     if not _HINT_WORDS.isdisjoint(_LOWER_WORD_RE.findall(text.lower()) if words is None else words):
         _structural(text, refs)
