@@ -1,8 +1,8 @@
 """More general statute vocabulary for the bilingual lexicon (language.bilingual, same table format and rule:
 every Indonesian side stands in at least three statutes of ``indo_legal_corpus``, checked by
-tests/language/test_bilingual.py). The English side follows the renderings of the government's official statute
-translations and the Ministry of Finance's English budget reports, as in language.bilingual; kept apart so
-that module stays small."""
+tests/language/test_bilingual.py). The English side follows the renderings of the government's official
+statute translations and the Ministry of Finance's English budget reports, as in language.bilingual; kept
+apart so that module stays small."""
 
 from __future__ import annotations
 
