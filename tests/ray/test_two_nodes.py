@@ -60,9 +60,7 @@ def cluster(demo_index: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
         nodes.append(head)
         second = start_node(num_cpus=1, resources={SLOT: 1, "node2": 1}, env=env, head_address=head.address)
         nodes.append(second)
-        # The driver joins on loopback as the nodes do: left to Ray, its IP depends on whether an earlier
-        # module of this process told the loaded Ray it is no cluster (serve_app/runtime/ray_bind.py).
-        ray.init(address=head.address, _node_ip_address="127.0.0.1", log_to_driver=False)
+        ray.init(address=head.address, log_to_driver=False)
         by_resource = {n["NodeID"]: n["Resources"] for n in ray.nodes() if n["Alive"]}
         node2_id = next(i for i, res in by_resource.items() if "node2" in res)
         head_id = next(i for i in by_resource if i != node2_id)
