@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.agent_quality import MARK, ROOT, rate, rate_table, run_line
+from benchmarks.answer_scoring import MARK, ROOT, rate, rate_table, run_line
 from benchmarks.harness import markdown_table, percentile
 from models.json_types import json_field, json_objects, json_text
 

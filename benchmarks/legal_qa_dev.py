@@ -30,6 +30,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from benchmarks.answer_scoring import QUESTIONS, evaluate, rate_table, summarize
 from benchmarks.claim_readability import readability
 from benchmarks.harness import Figure, Result, command, percentile, shared_data
 
@@ -289,7 +290,6 @@ def markdown(result: dict[str, Any]) -> str:
 def project_questions(index_dir: Path) -> dict[str, Any]:
     """The project's own questions (benchmarks/data/legal_questions.jsonl) through the embedded agent over
     the same index (second table)."""
-    from benchmarks.agent_quality import QUESTIONS, evaluate, summarize
     from retrieval.port import LocalRetrieverPort
     from serve_app.agent.agent import Agent
     from serve_app.agent.writers.embedded import EmbeddedWriter
@@ -310,8 +310,6 @@ FIRST_LOOK_LABEL = "first look (out of sample): before any change made against t
 
 
 def full_markdown(result: dict[str, Any]) -> str:
-    from benchmarks.agent_quality import rate_table
-
     dataset = result.get("dataset", "legal_qa_dev")
     lines = [
         f"# Agent quality over the full corpus ({dataset}, scored by its score_qa.py)",

@@ -41,6 +41,14 @@ SOURCES: dict[str, tuple[str, ...]] = {
     ),
     "guard_eval": ("serve_app/guard", "configs/policy.yaml", "benchmarks/guard_report.py"),
     "store": ("serve_app/conversation",),
+    # The answer benchmarks: the whole product and the benchmark modules that ask and score.
+    "agent_quality": (*PRODUCT, "benchmarks/answer_scoring.py"),
+    "agent_quality_demo": (*PRODUCT, "benchmarks/answer_scoring.py", "benchmarks/agent_quality_demo.py"),
+    **{
+        name: (*PRODUCT, "benchmarks/answer_scoring.py", "benchmarks/legal_qa_dev.py",
+               "benchmarks/claim_readability.py")
+        for name in ("agent_quality_full", "agent_quality_full_legal_qa_dev2")
+    },
 }
 
 

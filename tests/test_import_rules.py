@@ -153,3 +153,42 @@ def test_the_rule_check_sees_a_crossing() -> None:
     wire = REPO / "serve_app" / "wire" / "probe.py"
     assert crossings(wire, "from serve_app.answer.annotation import Annotation\n") == []
     assert len(crossings(wire, "from serve_app.answer.annotate import Annotator\n")) == 2
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import circle of ``graph`` (module → modules it imports), each once, as the path that closes it."""
+    found: list[list[str]] = []
+    seen: set[frozenset[str]] = set()
+
+    def walk(node: str, path: list[str]) -> None:
+        for nxt in sorted(graph.get(node, ())):
+            if nxt in path:
+                circle = path[path.index(nxt):] + [nxt]
+                if frozenset(circle) not in seen:
+                    seen.add(frozenset(circle))
+                    found.append(circle)
+            elif len(path) < len(graph):
+                walk(nxt, [*path, nxt])
+
+    for start in sorted(graph):
+        walk(start, [start])
+    return found
+
+
+def test_benchmarks_import_no_circle() -> None:
+    """benchmarks/ modules (imports inside functions included) form no circle: shared pieces live in a
+    module each of them reads (``answer_scoring`` for the answer benchmarks, ``harness`` for all)."""
+    files = sorted((REPO / "benchmarks").glob("*.py"))
+    names = {module_name(path) for path in files}
+    graph = {
+        module_name(path): {target for _, target in imports(path) if target in names} - {module_name(path)}
+        for path in files
+    }
+    assert len(graph) > 20
+    assert circles(graph) == []
+
+
+def test_the_circle_check_sees_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(graph) == [["a", "b", "c", "a"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
