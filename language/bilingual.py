@@ -6,7 +6,7 @@ language, not a phrase of any evaluation item; the Indonesian side of each stand
 of ``indo_legal_corpus`` (tests/language/test_bilingual.py checks it when the corpus is present).
 
 Where an English side of an entry stands in the project's own development claims, the entry must name the
-public glossary it follows: a trailing ``# KEY`` on its line, KEY one of ``GLOSSARIES``
+public glossary it follows: a trailing ``# KEY[, KEY…]`` on its line, each KEY one of ``GLOSSARIES``
 (language/bilingual_statute.py, title and address of each). tests/language/test_lexicon_glossary.py fails when
 such a side carries no key; sides that no named glossary gives were removed.
 
@@ -25,7 +25,7 @@ from language.bilingual_statute import GLOSSARIES, STATUTE_GENERAL_TABLE, STATUT
 
 _TABLE = """
 anggaran pendapatan dan belanja negara = APBN : state budget; state revenue and expenditure budget  # FITRA
-anggaran pendapatan dan belanja daerah = APBD : local government budget  # FITRA
+anggaran pendapatan dan belanja daerah = APBD : regional budget; local government budget  # ENGLISHDBS, FITRA
 anggaran pendapatan dan belanja negara perubahan = APBN-P : revised state budget  # FITRA
 anggaran : budget; appropriation  # FITRA
 tahun anggaran = TA : fiscal year; budget year  # DICT
@@ -57,10 +57,10 @@ bantuan sosial : social assistance; social aid
 bantuan : assistance; aid
 pembayaran bunga utang : interest payments; debt interest payments
 transfer ke daerah : transfers to regions; regional transfers
-dana perimbangan : fiscal balance funding; regional fiscal balance funding  # FITRABRIEF
+dana perimbangan : fiscal balance funding; regional fiscal balance funding; balancing fund  # FITRABRIEF,JOSES
 dana alokasi umum = DAU : general allocation fund  # WB
 dana alokasi khusus = DAK : special allocation fund
-dana bagi hasil = DBH : shared revenue fund  # FITRABRIEF
+dana bagi hasil = DBH : shared revenue fund; revenue sharing fund  # FITRABRIEF, JOSES
 bagi hasil : profit sharing
 otonomi khusus = otsus : special autonomy  # PAPUA
 dana otonomi khusus : special autonomy fund  # SETKAB
@@ -294,7 +294,8 @@ _WORD_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 @dataclass(frozen=True, slots=True)
 class Term:
     """One lexicon entry: the Indonesian phrase, its standard English names, its abbreviation if any, and the
-    key of the public glossary its English follows (``GLOSSARIES``), if its line names one."""
+    keys of the public glossaries its English follows (``GLOSSARIES``, joined by ", "), if its line names
+    any."""
 
     indonesian: str
     english: tuple[str, ...]
@@ -315,9 +316,10 @@ def _parse(table: str) -> tuple[Term, ...]:
         left, _, right = entry.partition(" : ")
         indonesian, _, abbreviation = left.partition(" = ")
         english = tuple(_norm(e) for e in right.split(";") if e.strip())
-        key = glossary.strip() or None
-        if key is not None and key not in GLOSSARIES:
-            raise ValueError(f"unknown glossary {key!r} in lexicon line {line!r}")
+        key = ", ".join(k.strip() for k in glossary.split(",") if k.strip()) or None
+        unknown = [k for k in (key or "").split(", ") if k and k not in GLOSSARIES]
+        if unknown:
+            raise ValueError(f"unknown glossary {unknown[0]!r} in lexicon line {line!r}")
         terms.append(Term(_norm(indonesian), english, abbreviation.strip() or None, key))
     return tuple(terms)
 

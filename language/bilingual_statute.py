@@ -8,6 +8,12 @@ from __future__ import annotations
 # The public glossaries an entry may name (a trailing "# KEY" on its line), each as its page gives its title.
 # An English side that stands in a development claim needs one (tests/language/test_lexicon_glossary.py).
 GLOSSARIES: dict[str, str] = {
+    # APBD as "Regional Revenue and Expenditure Budget", "a regional budget plan"
+    "ENGLISHDBS": 'EnglishDBS, "APBD: Anggaran Pendapatan dan Belanja Daerah", '
+    "https://www.englishdbs.com/abbreviation/1314976",
+    # the Balancing Fund: Revenue Sharing Funds (DBH), General (DAU) and Special (DAK) Allocation Funds
+    "JOSES": 'Setiawan et al., "Menganalisis Balanced Budget (Dana Perimbangan)", JOSES (Universitas '
+    'Malikussaleh), https://ojs.unimal.ac.id/index.php/joses/article/view/16269/0',
     # Indonesian budget terms with their English: APBN state budget, APBD local government budget, revised
     # budget, social aid
     "FITRA": 'Seknas FITRA, "Istilah Anggaran", https://seknasfitra.org/analisis/istilah-anggaran/',
