@@ -5,17 +5,13 @@ with the Indonesian words of the corpus). Every entry is a general term of Indon
 language, not a phrase of any evaluation item; the Indonesian side of each stands in at least three statutes
 of ``indo_legal_corpus`` (tests/language/test_bilingual.py checks it when the corpus is present).
 
-Sources the English side follows: the English names the Ministry of Finance uses for budget terms in its
-English-language publications (Kemenkeu's "Financial Note" / Nota Keuangan summaries and the "APBN KiTa"
-English edition: State Budget, Non-Tax State Revenue, General and Special Allocation Fund, Revenue Sharing
-Fund, Village Fund, Budget Financing Surplus (SiLPA)); the tax names of the Directorate General of Taxes'
-English pages (Income Tax, Value Added Tax, Luxury-Goods Sales Tax, Stamp Duty, Tax Amnesty) and of the
-Directorate General of Customs and Excise (Import Duty, Export Duty, Excise); and the usual English renderings
-of legislative terms in the government's official translations of statutes (Law, Government Regulation,
-Article, Paragraph, Elucidation). They were written from those conventions as the author knows them, not
-copied from one document or checked entry by entry against it.
+Where an English side of an entry stands in the project's own development claims, the entry must name the
+public glossary it follows: a trailing ``# KEY[, KEY…]`` on its line, each KEY one of ``GLOSSARIES``
+(language/bilingual_statute.py, title and address of each). tests/language/test_lexicon_glossary.py fails when
+such a side carries no key; sides that no named glossary gives were removed.
 
-Table format: ``indonesian[, variant…] [= ABBREVIATION] : english[; alternative…]``.
+Table format: ``indonesian[, variant…] [= ABBREVIATION] : english[; alternative…] [# GLOSSARY]``; a line
+that starts with ``#`` is a comment.
 """
 
 from __future__ import annotations
@@ -25,87 +21,86 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from language.bilingual_statute import STATUTE_GENERAL_TABLE, STATUTE_TABLE
+from language.bilingual_statute import GLOSSARIES, STATUTE_GENERAL_TABLE, STATUTE_TABLE
 
 _TABLE = """
-anggaran pendapatan dan belanja negara = APBN : state budget; state revenue and expenditure budget
-anggaran pendapatan dan belanja daerah = APBD : regional budget; regional revenue and expenditure budget
-anggaran pendapatan dan belanja negara perubahan = APBN-P : revised state budget
-anggaran : budget; appropriation
-tahun anggaran = TA : fiscal year; budget year
-pendapatan negara : state revenue; government revenue
-penerimaan negara : state revenue; state receipts
-pendapatan : revenue; income
-pendapatan dalam negeri = PDN : domestic revenue
-neto : net
-bruto : gross
-penerimaan : revenue; receipts; receipt
-penerimaan perpajakan : tax revenue; taxation revenue
-penerimaan pajak : tax revenue
-pendapatan pajak : tax revenue; tax income
-perdagangan internasional : international trade
-perdagangan : trade
-internasional : international
-lainnya : other
-penerimaan negara bukan pajak = PNBP : non-tax state revenue; non-tax revenue
-bukan pajak : non-tax
-hibah : grant; grants
-belanja negara : state expenditure; state spending
-belanja : expenditure; spending; expenditures
+anggaran pendapatan dan belanja negara = APBN : state budget; state revenue and expenditure budget  # FITRA
+anggaran pendapatan dan belanja daerah = APBD : regional budget; local government budget  # ENGLISHDBS, FITRA
+anggaran pendapatan dan belanja negara perubahan = APBN-P : revised state budget  # FITRA
+anggaran : budget; appropriation  # FITRA
+tahun anggaran = TA : fiscal year; budget year  # DICT
+pendapatan negara : state revenue; government revenue  # GFSM
+penerimaan negara : state revenue; state receipts  # GFSM
+pendapatan : revenue; income  # GFSM
+neto : net  # GFSM
+bruto : gross  # GFSM
+penerimaan : revenue; receipts; receipt  # GFSM
+penerimaan perpajakan : tax revenue; taxation revenue  # GFSM
+penerimaan pajak : tax revenue  # GFSM
+pendapatan pajak : tax revenue; tax income  # GFSM
+perdagangan internasional : international trade  # DICT
+perdagangan : trade  # DICT
+internasional : international  # DICT
+lainnya : other  # DICT
+penerimaan negara bukan pajak = PNBP : non-tax state revenue; non-tax revenue  # GFSM
+bukan pajak : non-tax  # GFSM
+hibah : grant; grants  # GFSM
+belanja negara : state expenditure  # GFSM
+belanja : expenditure; expenditures  # GFSM
 belanja pemerintah pusat : central government expenditure; central government spending
 belanja pegawai : personnel expenditure; employee expenditure; employee spending
 belanja barang : goods expenditure; material expenditure
-belanja modal : capital expenditure
-subsidi : subsidy; subsidies
+belanja modal : capital expenditure  # GFSM
+subsidi : subsidy; subsidies  # GFSM
 subsidi energi : energy subsidy; energy subsidies
 bantuan sosial : social assistance; social aid
 bantuan : assistance; aid
 pembayaran bunga utang : interest payments; debt interest payments
 transfer ke daerah : transfers to regions; regional transfers
-dana perimbangan : balancing fund; balancing funds
-dana alokasi umum = DAU : general allocation fund
+dana perimbangan : fiscal balance funding; regional fiscal balance funding; balancing fund  # FITRABRIEF,JOSES
+dana alokasi umum = DAU : general allocation fund  # WB
 dana alokasi khusus = DAK : special allocation fund
-dana bagi hasil = DBH : revenue sharing fund; revenue-sharing fund
-bagi hasil : revenue sharing; profit sharing
-otonomi khusus = otsus : special autonomy
-dana otonomi khusus : special autonomy fund
-dana desa : village fund; village funds
+dana bagi hasil = DBH : shared revenue fund; revenue sharing fund  # FITRABRIEF, JOSES
+bagi hasil : profit sharing
+otonomi khusus = otsus : special autonomy  # PAPUA
+dana otonomi khusus : special autonomy fund  # SETKAB
+dana desa : village fund; village funds  # CPI
 alokasi dana desa : village fund allocation
 pendapatan asli daerah = PAD : regional own-source revenue; local own-source revenue; own-source revenue
-pajak daerah : regional tax; local tax; regional taxes
+pajak daerah : local tax
 retribusi daerah : regional levy; regional levies; regional user charges
-retribusi : levy; levies; user charge
+retribusi : user charge
 pajak kendaraan bermotor = PKB : motor vehicle tax
 bea balik nama kendaraan bermotor = BBNKB : motor vehicle title transfer fee; motor vehicle transfer fee
 bea perolehan hak atas tanah dan bangunan = BPHTB : land and building acquisition duty; land title duty
 pajak bumi dan bangunan = PBB : land and building tax; property tax
-pajak penghasilan = PPh : income tax
-pajak pertambahan nilai = PPN : value added tax; value-added tax; vat
+pajak penghasilan = PPh : income tax  # LEGAL
+pajak pertambahan nilai = PPN : value added tax; value-added tax; vat  # LEGAL
 pajak penjualan atas barang mewah = PPnBM : luxury goods sales tax; sales tax on luxury goods
-bea meterai : stamp duty
-bea masuk : import duty; import duties
-bea keluar : export duty; export duties
-cukai : excise
+bea meterai : stamp duty  # TAXDUTY
+bea masuk : import duty; import duties  # TAXDUTY
+bea keluar : export duty; export duties  # TAXDUTY
+cukai : excise  # TAXDUTY
 kepabeanan : customs
-pajak : tax; taxes
-perpajakan : taxation; tax
-wajib pajak : taxpayer; taxpayers
-pengampunan pajak : tax amnesty
-harta : assets; wealth
+pajak : tax; taxes  # GFSM
+perpajakan : taxation; tax  # GFSM
+wajib pajak : taxpayer; taxpayers  # DJP
+pengampunan pajak : tax amnesty  # AMNESTY
+harta : assets; wealth  # AMNESTY
 surat pemberitahuan = SPT : tax return; notification letter
 nomor pokok wajib pajak = NPWP : taxpayer identification number
-tarif : rate; tariff
+tarif : rate; tariff  # DICT
 dasar pengenaan pajak : tax base
 objek pajak : tax object; taxable object
 subjek pajak : tax subject
-pembiayaan : financing
-pembiayaan anggaran : budget financing
-defisit : deficit
-surplus : surplus
-defisit anggaran : budget deficit
+pembiayaan : financing  # GFSM
+pembiayaan anggaran : budget financing  # GFSM
+defisit : deficit  # GFSM
+surplus : surplus  # GFSM
+defisit anggaran : budget deficit  # GFSM
 sisa lebih pembiayaan anggaran = SiLPA : budget financing surplus; excess of budget financing
 saldo anggaran lebih = SAL : excess budget balance; budget surplus balance
-utang : debt; debts
+utang : debt; debts  # GFSM
 pinjaman : loan; loans; borrowing
 pinjaman luar negeri : foreign loan; foreign loans; foreign borrowing
 pinjaman dalam negeri : domestic loan; domestic loans; domestic borrowing
@@ -117,15 +112,14 @@ badan usaha milik negara = BUMN : state-owned enterprise; state-owned enterprise
 badan usaha milik daerah = BUMD : regionally owned enterprise; region-owned enterprise
 badan layanan umum = BLU : public service agency
 produk domestik bruto = PDB : gross domestic product; gdp
-pertumbuhan ekonomi : economic growth
+pertumbuhan ekonomi : economic growth  # DICT
 inflasi : inflation
 nilai tukar : exchange rate
-suku bunga : interest rate
-bunga : interest
-minyak bumi : crude oil; oil; petroleum
-gas bumi : natural gas; gas
+suku bunga : interest rate  # DICT
+bunga : interest  # GFSM
+minyak bumi : crude oil; oil; petroleum  # DICT
+gas bumi : natural gas; gas  # DICT
 minyak mentah : crude oil
-lifting : lifting
 asumsi dasar ekonomi makro : basic macroeconomic assumptions; macroeconomic assumptions
 bendahara umum negara = BUN : state general treasurer
 keuangan negara : state finances; public finance
@@ -134,46 +128,46 @@ barang milik negara = BMN : state property; state-owned assets
 barang milik daerah = BMD : regional property; region-owned assets
 perbendaharaan negara : state treasury
 kas negara : state treasury; state cash
-laporan keuangan : financial statements; financial report
-pertanggungjawaban : accountability; accountability report
+laporan keuangan : financial statements; financial report  # AKSARA
+pertanggungjawaban : accountability; accountability report  # DICT
 badan pemeriksa keuangan = BPK : audit board; supreme audit board
 pemeriksaan : audit; examination; inspection
 pengawasan : supervision; oversight
-intern : internal
+intern : internal  # DICT
 ekstern : external
 dewan perwakilan rakyat = DPR : house of representatives
 dewan perwakilan rakyat daerah = DPRD : regional house of representatives; regional legislative council
 dewan perwakilan daerah = DPD : regional representative council
-pemerintah pusat : central government
-pemerintah daerah : regional government; local government
-pemerintah : government
-daerah : region; regional; regions; local
-provinsi : province; provincial; provinces
-kabupaten : regency; regencies
-kota : city; municipality; cities
-desa : village; villages
+pemerintah pusat : central government  # MANPOWER
+pemerintah daerah : regional government; local government  # MANPOWER
+pemerintah : government  # DICT
+daerah : region; regional; regions; local  # DICT
+provinsi : province; provincial; provinces  # DICT
+kabupaten : regency; regencies  # DICT
+kota : city; municipality; cities  # DICT
+desa : village; villages  # DICT
 kecamatan : subdistrict; sub-district
-negara : state; country; national
-nasional : national
-pusat : central
+negara : state; country; national  # DICT
+nasional : national  # DICT
+pusat : central  # DICT
 kementerian : ministry
-menteri : minister
-menteri keuangan : minister of finance; finance minister
-lembaga : institution; agency
-badan : agency; body; board
+menteri : minister  # DICT
+menteri keuangan : minister of finance
+lembaga : institution; agency  # DICT
+badan : agency; body; board  # DICT
 presiden : president
-gubernur : governor
+gubernur : governor  # DICT
 bupati : regent
 walikota : mayor
-undang-undang = UU : law; act; statute
-rancangan undang-undang = RUU : bill; draft law
+undang-undang = UU : law; act; statute  # LEGAL
+rancangan undang-undang = RUU : bill; draft law  # LEGAL
 peraturan pemerintah = PP : government regulation
 peraturan pemerintah pengganti undang-undang = Perppu : government regulation in lieu of law
 peraturan presiden = Perpres : presidential regulation
 peraturan menteri : ministerial regulation
 peraturan daerah = Perda : regional regulation
 keputusan presiden = Keppres : presidential decree
-pasal : article
+pasal : article  # LEGAL
 ayat : paragraph; clause
 huruf : letter; point
 lampiran : annex; appendix; attachment
@@ -181,118 +175,116 @@ penjelasan : elucidation; explanation
 ketentuan : provision; provisions
 ketentuan peralihan : transitional provisions
 ketentuan pidana : criminal provisions
-sanksi administratif : administrative sanction; administrative sanctions
-sanksi administrasi : administrative sanction; administrative sanctions
-sanksi : sanction; sanctions; penalty
-denda : fine; fines; penalty
+sanksi administratif : administrative sanction; administrative sanctions  # MANPOWER
+sanksi administrasi : administrative sanction; administrative sanctions  # MANPOWER
+sanksi : sanction; sanctions; penalty  # DICT
+denda : fine; fines; penalty  # DICT
 pidana penjara : imprisonment; prison sentence
 pidana denda : criminal fine
-jangka waktu : period; time limit; term
+jangka waktu : period; time limit; term  # DICT
 biaya : cost; costs; fee
 imbalan : fee; compensation; reward
-gaji : salary; salaries
-tunjangan : allowance; allowances
+gaji : salary; salaries  # DICT
+tunjangan : allowance; allowances  # DICT
 pensiun : pension; pensions
-pegawai negeri sipil = PNS : civil servant; civil servants
-aparatur sipil negara = ASN : state civil apparatus; civil servants
-pelayanan publik : public service; public services
-kekurangan : shortfall; deficiency; underpayment
-tambahan : additional
-keberatan : objection
-banding : appeal
-keputusan : decision
-peredaran usaha : turnover; business turnover
-kuota : quota
-kas : treasury; cash
-kas daerah : regional treasury; regional cash
-termasuk : included; including; includes
-pelunasan : repayment; settlement
-bulanan : monthly
-pendidikan : education
-kesehatan : health
+pegawai negeri sipil = PNS : civil servant; civil servants  # DICT
+aparatur sipil negara = ASN : state civil apparatus
+pelayanan publik : public service; public services  # DICT
+kekurangan : deficiency; underpayment
+tambahan : additional  # DICT
+keberatan : objection  # DJP
+banding : appeal  # DJP
+keputusan : decision  # DICT
+kuota : quota  # DICT
+kas : treasury; cash  # DICT
+kas daerah : regional cash
+termasuk : included; including; includes  # DICT
+pelunasan : repayment; settlement  # DICT
+bulanan : monthly  # DICT
+pendidikan : education  # DICT
+kesehatan : health  # DICT
 jaminan sosial : social security
 infrastruktur : infrastructure
 kemiskinan : poverty
 pengangguran : unemployment
 penduduk : population; residents
-bahan bakar minyak = BBM : fuel; fuel oil
-listrik : electricity
-sumber daya alam : natural resources
-pertambangan : mining
+bahan bakar minyak = BBM : fuel; fuel oil  # DICT
+listrik : electricity  # DICT
+sumber daya alam : natural resources  # DICT
+pertambangan : mining  # DICT
 kehutanan : forestry
 perikanan : fisheries
-panas bumi : geothermal
+panas bumi : geothermal  # DICT
 dividen : dividend; dividends
 bagian laba : profit share; share of profit
-ekspor : export; exports
-impor : import; imports
+ekspor : export; exports  # DICT
+impor : import; imports  # DICT
 penanaman modal : investment; capital investment
 investasi : investment
-modal : capital
+modal : capital  # DICT
 kredit : credit
 kebijakan fiskal : fiscal policy
 risiko fiskal : fiscal risk
 kapasitas fiskal : fiscal capacity
 pengelolaan keuangan : financial management
-kewajiban : liability; liabilities; obligation
-aset : asset; assets
+kewajiban : liability; liabilities; obligation  # DICT
+aset : asset; assets  # GFSM
 ekuitas : equity
 cadangan : reserve; reserves
-pagu : ceiling; budget ceiling
+pagu : ceiling; budget ceiling  # DICT
 realisasi : realization; realisation
-perubahan : amendment; revision; change
-data pribadi : personal data
-pelindungan : protection
-perlindungan : protection
-haji : hajj
-ibadah haji : hajj pilgrimage; hajj
-umrah : umrah; umrah pilgrimage
+perubahan : amendment; revision; change  # DICT
+data pribadi : personal data  # DICT
+pelindungan : protection  # MANPOWER
+perlindungan : protection  # MANPOWER
+haji : hajj  # DICT
+ibadah haji : hajj pilgrimage; hajj  # DICT
 jemaah : pilgrims; congregation
-transfer : transfer; transfers
-penyaluran : disbursement; distribution
-suku bunga acuan : reference rate; reference interest rate
-pencairan : disbursement; withdrawal
-tenaga kerja : manpower; labour; labor; workforce
-ketenagakerjaan : manpower; employment; labour affairs
-pekerja : worker; workers; employee; employees
+transfer : transfer; transfers  # GFSM
+penyaluran : distribution
+suku bunga acuan : reference rate; reference interest rate  # ACT
+pencairan : withdrawal
+tenaga kerja : manpower; labour; labor; workforce  # MANPOWER
+ketenagakerjaan : manpower; employment; labour affairs  # MANPOWER
+pekerja : worker; workers; employee; employees  # MANPOWER
 pengusaha : employer; employers
 upah : wage; wages
 upah minimum : minimum wage
-cuti : leave
-cuti tahunan : annual leave
-tahunan : annual; yearly
+cuti : leave  # DICT
+cuti tahunan : annual leave  # DICT
+tahunan : annual; yearly  # DICT
 lembur : overtime
 pesangon : severance pay; severance
 pemutusan hubungan kerja = PHK : termination of employment; dismissal; layoff
-berhak : entitled; has the right
-hak : right; rights
-guru : teacher; teachers
-pendidik : educator; educators
-dosen : lecturer; lecturers
+berhak : entitled; has the right  # DICT
+hak : right; rights  # DICT
+guru : teacher; teachers  # DICT
+pendidik : educator; educators  # DICT
+dosen : lecturer; lecturers  # DICT
 peserta didik : student; students; pupil; pupils
 sekolah : school; schools
 anak : child; children
-usia : age
-surat izin mengemudi = SIM : driving licence; driving license; driver's license
+usia : age  # DICT
+surat izin mengemudi = SIM : driving licence; driving license; driver's license  # DICT
 kendaraan bermotor : motor vehicle; motor vehicles
-pemilihan umum = Pemilu : general election; election; elections
+pemilihan umum = Pemilu : general election; election; elections  # DICT
 partai politik : political party; political parties
 perkawinan : marriage
-tanah : land
-kecuali : except; excluding; unless
+tanah : land  # DICT
+kecuali : except; unless  # DICT
 selain : other than; besides; apart from
-sistem : system
+sistem : system  # DICT
 """
 
 # General verbs and qualifiers of statute text (the same glossary conventions): translated like the terms, but
 # not names of a budget or legal term, so a claim may restate them in other words (textunits.names_term).
 _GENERAL_TABLE = """
-ditambah : plus; added
-dibagi : divided; shared
-acuan : reference
-mengungkapkan : disclose; disclosed; reveal
-terakhir : last; latest; final
-dibiayai : financed; funded; covered
+ditambah : plus; added  # DICT
+dibagi : divided; shared  # DICT
+acuan : reference  # DICT
+mengungkapkan : disclose; disclosed; reveal  # DICT
+terakhir : last; latest; final  # DICT
+dibiayai : financed; funded
 """
 
 _SPACE_RE = re.compile(r"\s+")
@@ -301,11 +293,14 @@ _WORD_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 @dataclass(frozen=True, slots=True)
 class Term:
-    """One lexicon entry: the Indonesian phrase, its standard English names, its abbreviation if any."""
+    """One lexicon entry: the Indonesian phrase, its standard English names, its abbreviation if any, and the
+    keys of the public glossaries its English follows (``GLOSSARIES``, joined by ", "), if its line names
+    any."""
 
     indonesian: str
     english: tuple[str, ...]
     abbreviation: str | None = None
+    glossary: str | None = None
 
 
 def _norm(text: str) -> str:
@@ -315,10 +310,17 @@ def _norm(text: str) -> str:
 def _parse(table: str) -> tuple[Term, ...]:
     terms = []
     for line in table.strip().splitlines():
-        left, _, right = line.partition(" : ")
+        entry, _, glossary = line.partition("#")
+        if not entry.strip():
+            continue  # a comment line
+        left, _, right = entry.partition(" : ")
         indonesian, _, abbreviation = left.partition(" = ")
         english = tuple(_norm(e) for e in right.split(";") if e.strip())
-        terms.append(Term(_norm(indonesian), english, abbreviation.strip() or None))
+        key = ", ".join(k.strip() for k in glossary.split(",") if k.strip()) or None
+        unknown = [k for k in (key or "").split(", ") if k and k not in GLOSSARIES]
+        if unknown:
+            raise ValueError(f"unknown glossary {unknown[0]!r} in lexicon line {line!r}")
+        terms.append(Term(_norm(indonesian), english, abbreviation.strip() or None, key))
     return tuple(terms)
 
 

@@ -92,6 +92,8 @@ APPROX_MARKERS = tuple(
     "approximately|roughly|around|about|nearly|almost|circa|some|±|~|+/-".split("|")
 )
 # Bound markers → normalised condition: min (at least), max (at most), gt (more than), lt (less than).
+# The English ones are closed-class drafting vocabulary, not lexicon terms (as in K. Adams, "No Later Than or
+# Not Later Than?", https://www.adamsdrafting.com/no-later-than-or-not-later-than/, after Merriam-Webster).
 BOUND_MARKERS: dict[str, str] = {
     phrase.strip(): bound
     for bound, phrases in (
