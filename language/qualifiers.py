@@ -79,6 +79,10 @@ for _phrase, _value in sorted(
 ):
     _BOUND_PHRASES.setdefault(_phrase[-1], []).append((_phrase, _value))
 _NEGATING = frozenset({"tidak", "tak", "not", "no"})
+# A prohibition flips a bound as a negation does: "dilarang melebihi Rp5 juta" is at most Rp5 juta.
+_PROHIBITING = frozenset({"dilarang", "forbidden", "prohibited"})
+# A modal may stand between the negation and its bound: "tidak boleh lebih dari" is "tidak lebih dari".
+_MODALS = frozenset({"boleh", "dapat", "akan", "bisa", "diperbolehkan", "may", "shall", "can", "must"})
 _PUNCT = ",;:()\"'“”"
 
 
@@ -103,6 +107,20 @@ _NEGATIVE_RE = re.compile(
 def negative_sign(text: str, start: int) -> int:
     """-1 when the figure at ``start`` is written negative ("negatif Rp2,5 triliun", "minus 3 persen")."""
     return -1 if _NEGATIVE_RE.search(text, max(0, start - 24), start) else 1
+
+
+def _negation_before(words: list[str], end: int) -> int:
+    """How many words before ``end`` negate the bound that follows: "tidak", "tidak boleh", "dilarang"
+    (a prohibition of exceeding states a maximum); 0 when none does. Only a negation flips: a bare modal
+    ("dapat lebih dari") leaves the bound as it is."""
+    if not end:
+        return 0
+    last = words[end - 1]
+    if last in _NEGATING or last in _PROHIBITING:
+        return 1
+    if last in _MODALS and end >= 2 and words[end - 2] in _NEGATING:
+        return 2
+    return 0
 
 
 def qualifiers(text: str, start: int) -> tuple[bool, str | None]:
@@ -146,9 +164,10 @@ def qualifiers(text: str, start: int) -> tuple[bool, str | None]:
                     break
             if found:
                 bound = found[1]
-                if end and words[end - 1] in _NEGATING:
+                negation = _negation_before(words, end)
+                if negation:
                     bound = {"gt": "max", "lt": "min"}.get(bound, bound)
-                    end -= 1
+                    end -= negation
                 continue
         break
     return approximate, bound
