@@ -45,6 +45,7 @@ __all__ = [
 _CURRENCY_BEFORE_RE = re.compile(r"(Rp\.?|IDR|US\$|USD|\$)\s*$", re.IGNORECASE)
 # A number not preceded by a digit, "." "," or "/" (tested after the match: a look-behind slows the scan).
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+_RP_DOT_RE = re.compile(r"(?<![A-Za-z])Rp\.$", re.IGNORECASE)
 _RATIO_RE = re.compile(
     r"(?<![\d.,:/])(\d+(?:[.,]\d+)?)\s*(?::|berbanding|banding)\s*(\d+(?:[.,]\d+)?)(?![\d:])"
     r"|\brati?o\s+(?:of\s+)?(\d+(?:[.,]\d+)?)\s+to\s+(\d+(?:[.,]\d+)?)",
@@ -73,7 +74,8 @@ def _digit_figures(
     for match in _NUMBER_RE.finditer(text):
         start, end = match.span()
         if start < read_to or start and (text[start - 1] in ".,/" or text[start - 1].isdecimal()):
-            continue
+            if not _RP_DOT_RE.search(text, max(0, start - 3), start):
+                continue  # a later piece of a code or number; "Rp.25.000" is a rupiah prefix with a dot
         if _overlaps(start, end, blocked):
             continue
         times = _TIMES_RE.match(text, end) if end - start <= 2 and match.group().isdigit() else None

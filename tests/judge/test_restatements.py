@@ -47,3 +47,36 @@ def test_negated_bounds(case: ClaimCase) -> None:
 )
 def test_negation_before_a_bound(text: str, bound: str) -> None:
     assert qualifiers(text + "12 hari", len(text))[1] == bound
+
+
+RP_WITH_DOT = (
+    "Retribusi izin keramaian di Kota Ujong Meulaboh ditetapkan paling banyak Rp.45.000.000,00 (empat puluh "
+    "lima juta rupiah) untuk setiap kegiatan."
+)
+PERCENT_AS_O_SLASH_O = (
+    "Tarif pajak reklame papan ditetapkan paling rendah 2Oo/o (dua puluh persen) dan paling tinggi 35% "
+    "(tiga puluh lima persen) dari nilai sewa reklame."
+)
+
+NOTATIONS = [
+    *claim_cases(
+        "rp_with_dot",
+        RP_WITH_DOT,
+        ("Retribusi izin keramaian ditetapkan paling banyak Rp45 juta untuk setiap kegiatan.", "supported"),
+        ("Retribusi izin keramaian ditetapkan paling sedikit Rp45 juta per kegiatan.", "unsupported"),
+        ("Retribusi izin keramaian ditetapkan paling banyak Rp54 juta untuk setiap kegiatan.", "unsupported"),
+        ("Retribusi izin keramaian ditetapkan paling banyak 45 juta orang.", "unsupported"),
+    ),
+    *claim_cases(
+        "o_slash_o",
+        PERCENT_AS_O_SLASH_O,
+        ("Tarif pajak reklame papan paling rendah 20% dan paling tinggi 35% dari nilai sewa.", "supported"),
+        ("Tarif pajak reklame papan paling tinggi 20% dari nilai sewa reklame.", "unsupported"),
+        ("Tarif pajak reklame papan paling rendah 25% dari nilai sewa reklame.", "unsupported"),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", NOTATIONS)
+def test_damaged_or_dotted_notations(case: ClaimCase) -> None:
+    case.check()
