@@ -80,3 +80,31 @@ NOTATIONS = [
 @pytest.mark.parametrize("case", NOTATIONS)
 def test_damaged_or_dotted_notations(case: ClaimCase) -> None:
     case.check()
+
+
+LEAD_IN_TOTAL = (
+    "(4) Dana Cadangan Pemulihan Pesisir sebagaimana dimaksud pada ayat (1) huruf b direncanakan sebesar "
+    "Rp9.400.000.000,00 (sembilan miliar empat ratus juta rupiah), dengan rincian sebagai berikut:\n"
+    "a. penanaman bakau sebesar Rp5.100.000.000,00 (lima miliar seratus juta rupiah);\n"
+    "b. pemecah ombak sebesar Rp3.200.000.000,00 (tiga miliar dua ratus juta rupiah); dan\n"
+    "c. pelatihan nelayan sebesar Rp1.100.000.000,00 (satu miliar seratus juta rupiah)."
+)
+
+LEAD_INS = [
+    *claim_cases(
+        "lead_in_total",
+        LEAD_IN_TOTAL,
+        ("Dari Dana Cadangan Pemulihan Pesisir, penanaman bakau sebesar Rp5,1 miliar.", "supported"),
+        ("Dana Cadangan Pemulihan Pesisir untuk pemecah ombak direncanakan Rp3,2 miliar.", "supported"),
+        # the lead-in names the whole, never an item: the item's own words must still be right
+        ("Dari Dana Cadangan Pemulihan Pesisir, pemecah ombak sebesar Rp5,1 miliar.", "unsupported"),
+        ("Dana Cadangan Pemulihan Pesisir direncanakan sebesar Rp5,1 miliar.", "unsupported"),
+        ("Dari Dana Cadangan Pemulihan Pesisir, pelatihan nelayan sebesar Rp3,2 miliar.", "unsupported"),
+        ("Dari Dana Cadangan Pemulihan Hutan, penanaman bakau sebesar Rp5,1 miliar.", "unsupported"),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", LEAD_INS)
+def test_list_lead_in_names_the_whole(case: ClaimCase) -> None:
+    case.check()
