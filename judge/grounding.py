@@ -151,8 +151,9 @@ def _other_label_keys(view: TextView, figure_index: int, same_kind: bool = False
 Distinct = tuple[tuple[Token, bool], ...]
 
 # Statute connectives that sit in one item's wording without naming what it counts: "diterapkan atas",
-# "dalam ketentuan ini", "yang berlaku". A claim need not repeat them to name the item.
-_CONNECTIVE = frozenset({"diterapkan", "ketentuan", "berlaku", "dimaksud", "tersebut"})
+# "dalam ketentuan ini", "yang berlaku", "untuk jangka waktu" (a duration's unit says it is one). A claim need
+# not repeat them to name the item.
+_CONNECTIVE = frozenset({"diterapkan", "ketentuan", "berlaku", "dimaksud", "tersebut", "jangka", "waktu"})
 
 
 def _distinctive(view: TextView, figure_index: int) -> tuple[Distinct, Distinct]:

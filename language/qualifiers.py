@@ -37,6 +37,9 @@ _UNIT_ALTS = "|".join(
 )
 _UNIT_RE = re.compile(rf"\s*({_UNIT_ALTS})(?![\w²])", re.IGNORECASE)
 _PER_RE = re.compile(rf"\s*(?:per|/)\s*({_UNIT_ALTS}|kapita|capita)(?![\w²])", re.IGNORECASE)
+# "3% (tiga persen) sebulan": "se-" on a period word is "per" it ("sebulan" is "per bulan"), also past the
+# closing parenthesis of a spelled twin; only period words, where "se-" can mean nothing but one
+_PER_ONE_RE = re.compile(r"\s*\)?\s*se(hari|minggu|bulan|tahun)(?!\w)", re.IGNORECASE)
 
 
 def unit_of(word: str) -> tuple[str, str | None]:
@@ -207,7 +210,7 @@ def suffix(
             kind, unit = word_kind, word_unit
             pos = unit_match.end()
     if unit_match or currency:
-        per = _PER_RE.match(text, pos)
+        per = _PER_RE.match(text, pos) or _PER_ONE_RE.match(text, pos)
         if per:
             per_word = per.group(1).lower()
             per_unit = "person" if per_word in ("kapita", "capita") else UNITS.get(per_word, per_word)

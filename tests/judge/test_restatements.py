@@ -108,3 +108,50 @@ LEAD_INS = [
 @pytest.mark.parametrize("case", LEAD_INS)
 def test_list_lead_in_names_the_whole(case: ClaimCase) -> None:
     case.check()
+
+
+PER_PERIOD = (
+    "Atas keterlambatan penyetoran retribusi pelabuhan perikanan Kuala Bireun dikenakan denda sebesar 3 % "
+    "(tiga persen) sebulan, paling lama 12 (dua belas) bulan sejak jatuh tempo."
+)
+TWO_DURATIONS = (
+    "(1) Izin usaha tambak garam berlaku untuk jangka waktu 5 (lima) tahun.\n"
+    "(2) Izin usaha tambak garam dapat diperpanjang untuk jangka waktu 3 (tiga) tahun."
+)
+RATE_THEN_DURATION = (
+    "Pinjaman daerah dari bank milik Kabupaten Teluk Rameune dikenakan bunga 1 % (satu persen) sebulan "
+    "atas sisa pokok untuk jangka waktu paling lama 6 (enam) bulan."
+)
+
+PERIODS_AND_DURATIONS = [
+    *claim_cases(
+        "per_period",
+        PER_PERIOD,
+        ("Keterlambatan penyetoran retribusi didenda 3% per bulan paling lama 12 bulan.", "supported"),
+        ("Keterlambatan penyetoran retribusi didenda 3% per tahun paling lama 12 bulan.", "unsupported"),
+        ("Keterlambatan penyetoran retribusi didenda 3% per bulan paling lama 12 tahun.", "unsupported"),
+        ("Keterlambatan penyetoran retribusi didenda 3% per bulan paling lama 18 bulan.", "unsupported"),
+    ),
+    *claim_cases(
+        "two_durations",
+        TWO_DURATIONS,
+        ("Izin usaha tambak garam berlaku 5 tahun.", "supported"),
+        ("Izin usaha tambak garam dapat diperpanjang 3 tahun.", "supported"),
+        # "jangka waktu" names no duration: what tells the two apart still must
+        ("Izin usaha tambak garam dapat diperpanjang 5 tahun.", "unsupported"),
+        ("Izin usaha tambak garam berlaku untuk jangka waktu 3 tahun.", "unsupported"),
+    ),
+    *claim_cases(
+        "rate_then_duration",
+        RATE_THEN_DURATION,
+        ("Pinjaman daerah dikenakan bunga 1% per bulan paling lama 6 bulan.", "supported"),
+        ("Pinjaman daerah dikenakan bunga 1% per bulan paling lama 6 tahun.", "unsupported"),
+        ("Pinjaman daerah dikenakan bunga 1% per bulan paling lama 8 bulan.", "unsupported"),
+        ("Pinjaman daerah dikenakan bunga 1% per tahun paling lama 6 bulan.", "unsupported"),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", PERIODS_AND_DURATIONS)
+def test_per_period_and_durations(case: ClaimCase) -> None:
+    case.check()
