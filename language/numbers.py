@@ -312,13 +312,13 @@ def _ranges(text: str, figures: list[Figure]) -> list[Figure]:
             continue
         if not _RANGE_GAP_RE.fullmatch(text, first.end, second.start):
             continue
-        if first.bound not in (None, "min") or second.bound not in (None, "max"):
-            continue
+        if first.bound not in (None, "min", "gt") or second.bound not in (None, "max"):
+            continue  # "di atas Rp10 juta sampai Rp40 juta": an open lower end keeps its "di atas"
         shared = first.kind == "count" and first.unit is None and first.scale_word is None
         for index in low:
             figure = figures[index]
             figures[index] = figure._replace(
-                bound="min",
+                bound="gt" if first.bound == "gt" else "min",
                 kind=second.kind if shared else figure.kind,
                 unit=second.unit if shared else figure.unit,
             )

@@ -155,3 +155,28 @@ PERIODS_AND_DURATIONS = [
 @pytest.mark.parametrize("case", PERIODS_AND_DURATIONS)
 def test_per_period_and_durations(case: ClaimCase) -> None:
     case.check()
+
+
+OPEN_RANGE = (
+    "Tarif retribusi persampahan bagi usaha dengan omzet di atas Rp20.000.000,00 (dua puluh juta rupiah) "
+    "sampai dengan Rp80.000.000,00 (delapan puluh juta rupiah) setiap bulan di Kota Lamkuta adalah 4% "
+    "(empat persen)."
+)
+
+RANGES = [
+    *claim_cases(
+        "open_range",
+        OPEN_RANGE,
+        ("Usaha dengan omzet di atas Rp20 juta sampai Rp80 juta setiap bulan dikenai tarif 4%.", "supported"),
+        ("Usaha dengan omzet di atas Rp20 juta hingga Rp80 juta setiap bulan dikenai tarif 4%.", "supported"),
+        # the open lower end stays open, and each end keeps its side
+        ("Usaha dengan omzet paling sedikit Rp20 juta setiap bulan dikenai tarif 4%.", "unsupported"),
+        ("Usaha dengan omzet di atas Rp80 juta setiap bulan dikenai tarif 4%.", "unsupported"),
+        ("Usaha dengan omzet di atas Rp20 juta sampai Rp90 juta sebulan dikenai tarif 4%.", "unsupported"),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", RANGES)
+def test_ranges_with_an_open_lower_end(case: ClaimCase) -> None:
+    case.check()
