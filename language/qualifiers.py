@@ -21,6 +21,7 @@ from language.lexicon import (
     SCALE_WORDS,
     UNITS,
 )
+from language.ocr_words import fold, one_edit_apart
 
 # Every scale word of the lexicon but the one-letter ones, which count only attached to the digits ("5k").
 _SCALE_ALTS = "|".join(
@@ -126,6 +127,24 @@ def _negation_before(words: list[str], end: int) -> int:
     return 0
 
 
+# "paling X" bounds by their second word: a scan damages it ("paling tinggs") more often than "paling"
+_PALING_BOUNDS = {p[1]: (p, v) for m, v in BOUND_MARKERS.items() if (p := tuple(m.split()))[0] == "paling"}
+
+
+def _scanned_paling_bound(words: list[str], stop: int) -> tuple[tuple[str, ...], str] | None:
+    """ "paling tinggs": the one "paling" bound whose second word is one letter off the written one (first
+    letter intact, five letters or more); None when none or several are, or the word is a bound already."""
+    if stop < 2 or words[stop - 2] != "paling" or len(words[stop - 1]) < 5:
+        return None
+    written = fold(words[stop - 1])
+    near = [
+        (("paling", words[stop - 1]), value)
+        for second, (_, value) in _PALING_BOUNDS.items()
+        if second[0] == written[0] and len(second) >= 5 and one_edit_apart(written, second)
+    ]
+    return near[0] if len(near) == 1 else None
+
+
 def qualifiers(text: str, start: int) -> tuple[bool, str | None]:
     """Approximation ("sekitar", "about", "±") and bound ("paling sedikit", "lebih dari") markers written just
     before ``start``; one plain word may stand between a bound and its number ("sekurang-kurangnya berumur
@@ -162,6 +181,7 @@ def qualifiers(text: str, start: int) -> tuple[bool, str | None]:
             ):
                 candidates = _BOUND_PHRASES.get(words[stop - 1], ()) if stop > 0 else ()
                 found = next(((p, v) for p, v in candidates if _ends_with(words, stop, p)), None)
+                found = found or _scanned_paling_bound(words, stop)
                 if found:
                     end = stop - len(found[0])
                     break

@@ -180,3 +180,31 @@ RANGES = [
 @pytest.mark.parametrize("case", RANGES)
 def test_ranges_with_an_open_lower_end(case: ClaimCase) -> None:
     case.check()
+
+
+SCANNED_BOUND = (
+    "Tarif retribusi tempat pelelangan ikan di Pelabuhan Kuala Seunong ditetapkan paling tinggs 3% (tiga "
+    "persen) dari nilai transaksi dan paling rendab 1% (satu persen) bagi nelayan kecil."
+)
+
+SCANNED_BOUNDS = [
+    *claim_cases(
+        "scanned_bound",
+        SCANNED_BOUND,
+        ("Tarif retribusi tempat pelelangan ikan paling tinggi 3% dari nilai transaksi.", "supported"),
+        ("Tarif retribusi tempat pelelangan ikan bagi nelayan kecil paling rendah 1%.", "supported"),
+        # the damaged word is read as the one bound it is near, never as its opposite
+        ("Tarif retribusi tempat pelelangan ikan paling rendah 3% dari nilai transaksi.", "unsupported"),
+        ("Tarif retribusi tempat pelelangan ikan bagi nelayan kecil paling tinggi 1%.", "unsupported"),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", SCANNED_BOUNDS)
+def test_scanned_bound_words(case: ClaimCase) -> None:
+    case.check()
+
+
+@pytest.mark.parametrize("text", ["paling tengah ", "paling lamu ", "paling ", "palinq tinggs "])
+def test_only_a_near_paling_bound_is_read(text: str) -> None:
+    assert qualifiers(text + "5 hari", len(text))[1] is None
