@@ -208,3 +208,43 @@ def test_scanned_bound_words(case: ClaimCase) -> None:
 @pytest.mark.parametrize("text", ["paling tengah ", "paling lamu ", "paling ", "palinq tinggs "])
 def test_only_a_near_paling_bound_is_read(text: str) -> None:
     assert qualifiers(text + "5 hari", len(text))[1] is None
+
+
+EITHER_WAY = (
+    "(3) Ketua Majelis Adat Gampong Lamseupeung dapat dipilih kembali paling banyak 2 (dua) kali masa bakti, "
+    "berturut-turut maupun tidak berturut-turut."
+)
+DENIED_RUN = (
+    "(3) Ketua Majelis Adat Gampong Lamseupeung dapat dipilih kembali paling banyak 2 (dua) kali masa bakti "
+    "dan tidak dapat dipilih berturut-turut."
+)
+
+WHETHER_OR_NOT = [
+    *claim_cases(
+        "either_way",
+        EITHER_WAY,
+        (
+            "Ketua Majelis Adat dapat dipilih lagi paling banyak dua kali, berturut-turut atau tidak.",
+            "supported",
+        ),
+        ("Ketua Majelis Adat Gampong dapat dipilih kembali paling banyak 3 kali masa bakti.", "unsupported"),
+        (
+            "Ketua Majelis Adat Gampong dapat dipilih kembali paling banyak dua kali, tidak berturut-turut.",
+            "unsupported",
+        ),
+    ),
+    *claim_cases(
+        "denied_run",
+        DENIED_RUN,
+        # "atau tidak" in the claim does not undo the passage's own denial
+        (
+            "Ketua Majelis Adat dapat dipilih lagi paling banyak dua kali, berturut-turut atau tidak.",
+            "unsupported",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", WHETHER_OR_NOT)
+def test_whether_or_not_denies_nothing(case: ClaimCase) -> None:
+    case.check()
