@@ -29,6 +29,7 @@ from language.figure import (
     scale_differs,
     values_equal,
 )
+from language.fractions import fraction_figures
 from language.lexicon import CURRENCY_PREFIX
 from language.ocr_runs import reconcile
 from language.periods import find_periods
@@ -364,6 +365,7 @@ def parse_uncached(text: str, lang: str | None = None) -> ParsedText:
         )
     blocked += [(fig.start, fig.end) for fig in figures]
     ratios = _ratio_figures(repaired_text, lang, blocked)
+    ratios += fraction_figures(repaired_text, blocked + [(fig.start, fig.end) for fig in ratios])
     blocked += [(fig.start, fig.end) for fig in ratios]
     digits = _digit_figures(repaired_text, lang, blocked, repaired)
     blocked += [(fig.start, fig.end) for fig in digits]
