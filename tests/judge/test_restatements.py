@@ -248,3 +248,29 @@ WHETHER_OR_NOT = [
 @pytest.mark.parametrize("case", WHETHER_OR_NOT)
 def test_whether_or_not_denies_nothing(case: ClaimCase) -> None:
     case.check()
+
+
+MALFORMED = (
+    "(1) Pendapatan Kabupaten Simpang Ulee diperkirakan bertambah dengan Rp.3.000.000.000,00 yang terdiri "
+    "dari:\na. Pendapatan Asli bertambah dengan Rp.12.345,000.000,00 dan b. Pendapatan Transfer berkurang "
+    "dengan Rp.9.345.000.000,00."
+)
+
+UNREADABLE = [
+    *claim_cases(
+        "malformed_amount",
+        MALFORMED,
+        ("Pendapatan Transfer Kabupaten Simpang Ulee berkurang dengan Rp9,345 miliar.", "supported"),
+        # an amount no figure reads leaves its direction unchecked: the claim cannot be supported
+        (
+            "Pendapatan Asli berkurang dengan Rp.12.345,000.000,00 dan Pendapatan Transfer berkurang dengan "
+            "Rp9,345 miliar.",
+            "figure_mismatch",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", UNREADABLE)
+def test_an_unreadable_amount_is_never_supported(case: ClaimCase) -> None:
+    case.check()
