@@ -9,6 +9,7 @@ from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from judge.csv_rows import CsvProse
+from judge.lead_in import lead_in_subject_keys
 from judge.shares import base_named
 from language.lexicon import CURRENCY_HINTS, FRAMING_WORDS, MARKER_WORDS, SCALE_WORDS
 from language.numbers import (
@@ -150,8 +151,9 @@ def _other_label_keys(view: TextView, figure_index: int, same_kind: bool = False
 Distinct = tuple[tuple[Token, bool], ...]
 
 # Statute connectives that sit in one item's wording without naming what it counts: "diterapkan atas",
-# "dalam ketentuan ini", "yang berlaku". A claim need not repeat them to name the item.
-_CONNECTIVE = frozenset({"diterapkan", "ketentuan", "berlaku", "dimaksud", "tersebut"})
+# "dalam ketentuan ini", "yang berlaku", "untuk jangka waktu" (a duration's unit says it is one). A claim need
+# not repeat them to name the item.
+_CONNECTIVE = frozenset({"diterapkan", "ketentuan", "berlaku", "dimaksud", "tersebut", "jangka", "waktu"})
 
 
 def _distinctive(view: TextView, figure_index: int) -> tuple[Distinct, Distinct]:
@@ -225,7 +227,11 @@ def entity_ok(
     if not claim_fig.required:
         return True
     view = source.view
-    local = view.keys_in(view.neighbourhood(figure_index)) | source.identity_keys
+    local = (
+        view.keys_in(view.neighbourhood(figure_index))
+        | source.identity_keys
+        | lead_in_subject_keys(view, figure_index)  # the whole its list's lead-in names (judge.lead_in)
+    )
     others: frozenset[str] | None = None
     unknown = 0
     for token in claim_fig.required:

@@ -74,6 +74,8 @@ def polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
             if low in NEGATIONS or low.endswith("n't"):
                 if index + 1 < len(tokens) and tokens[index + 1].low in _BOUND_AFTER_NEGATION:
                     continue
+                if _either_way(tokens, index):
+                    continue  # "berturut-turut atau tidak berturut-turut": whether or not, no denial
                 for offset, target in enumerate(tokens[index + 1 : index + 4], index + 1):
                     if target.low in NEGATION_SKIP or target.low in STOPWORDS:
                         continue
@@ -85,6 +87,22 @@ def polarity(view: TextView, ranges: tuple[tuple[int, int], ...]) -> Polarity:
             if index != skip_next and len(low) > 2 and low not in NON_CONTENT and low[0] != "§":
                 asserted |= token.keys
     return Polarity(frozenset(directions), tuple(negated), frozenset(asserted), tuple(objects))
+
+
+_EITHER = frozenset({"atau", "maupun", "or"})
+
+
+def _either_way(tokens: tuple[Token, ...], index: int) -> bool:
+    """Whether the negation at ``index`` only closes a "whether or not": "X atau tidak X" (the word it
+    negates is the one written just before the "atau"), which states both and denies neither."""
+    if index < 2 or tokens[index - 1].low not in _EITHER:
+        return False
+    target = next(
+        (t for t in tokens[index + 1 : index + 4] if t.low not in NEGATION_SKIP and t.low not in STOPWORDS),
+        None,
+    )
+    before = tokens[index - 2]
+    return target is not None and target.low == before.low and target.low not in NON_CONTENT
 
 
 def _object_keys(tokens: tuple[Token, ...]) -> frozenset[str]:

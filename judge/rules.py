@@ -9,6 +9,7 @@ are covered (stemmed, with a small bilingual lexicon). Anything else is ``unsupp
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -206,6 +207,8 @@ def check_claim(
         regions.setdefault(grounding.source_index, []).extend(
             source.view.regions.get(grounding.figure_index, ())
         )
+    if _unread_amount(parts.view):
+        reasons.append("figure_mismatch")  # "Rp.12.345,000.000,00": written, but no figure reads it
     if scope_unsupported(claim, texts):
         reasons.append("scope_unsupported")  # "seluruh", "setiap", "hanya" the passage does not write
     if inclusion_conflict(claim, texts):
@@ -277,6 +280,21 @@ def check_claim(
         reasons = _direction_by_arithmetic(parts, reasons)
     unique = tuple(dict.fromkeys(reasons))
     return RuleCheck("unsupported" if unique else "supported", unique, _cited_spans(spans, sources))
+
+
+_AMOUNT_RE = re.compile(r"\bRp\.?\s?\d[\d.,]*\d")
+
+
+def _unread_amount(view: TextView) -> bool:
+    """Whether the claim writes a rupiah amount no figure was read from (malformed grouping): its value,
+    direction and entity would go unchecked while the claim's other figures are grounded."""
+    if "Rp" not in view.text:
+        return False
+    spans = [(f.start, f.end) for f in view.figures]
+    return any(
+        not any(start <= m.start() < end or m.start() <= start < m.end() for start, end in spans)
+        for m in _AMOUNT_RE.finditer(view.text)
+    )
 
 
 def _direction_by_arithmetic(parts: ClaimParts, reasons: list[str]) -> list[str]:

@@ -7,7 +7,8 @@ Rather than list them, an abbreviation is matched to a run of words the way Indo
 split into pieces, each piece a prefix of the next word (initials, or a first syllable: Si-L-P-A), with
 linking words (dan, dengan, atas, …) skipped. The claim is then read with the passage's own form, so every
 later check (figures, entity words, polarity) compares like with like. Only abbreviations of three letters or
-more with two capitals are matched, and each piece must open its word: "DAU" is never "dana alokasi khusus".
+more with two capitals are matched, and each piece must open its word: "DAU" is never "dana alokasi khusus";
+only the last piece may instead be its word's first and last letters ("KWH" for "Kepala Wilayah").
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def _pieces_match(letters: str, words: list[str]) -> int:
                 done = walk(rest[size:], index + 1)
                 if done:
                     return done
+        if len(rest) == 2 and len(word) > 3 and rest == word[0] + word[-1]:
+            return index + 1  # the last piece may be its word's first and last letters: "WH" for "wilayah"
         if word in _LINKING and index:
             return walk(rest, index + 1)
         return 0
@@ -92,13 +95,19 @@ def _written(passages: tuple[str, ...]) -> tuple[frozenset[str], str]:
     return frozenset().union(*(_acronyms(p) for p in passages)), " ".join(passages).lower()
 
 
+def _longest_first(acronym: str) -> tuple[int, str]:
+    return -len(acronym), acronym
+
+
 @lru_cache(maxsize=1024)
 def align_abbreviations(claim: str, passages: tuple[str, ...]) -> str:
     """The claim with each abbreviation the passages spell out written as they spell it, and each phrase the
     passages abbreviate written as their abbreviation. Unchanged when nothing matches."""
     text = claim
     written, lowered = _written(passages)
-    for acronym in _acronyms(claim):
+    # longest first, in a fixed order: a set's order changes from run to run, and a short abbreviation ("KH")
+    # replaced first inside a longer one's words ("Wakil K… H…") would leave the longer one unmatched
+    for acronym in sorted(_acronyms(claim), key=_longest_first):
         if acronym in written or acronym.lower() in lowered:
             continue
         for passage in passages:
@@ -106,8 +115,8 @@ def align_abbreviations(claim: str, passages: tuple[str, ...]) -> str:
             if expansion is not None:
                 text = re.sub(rf"\b{re.escape(acronym)}\b", expansion, text)
                 break
-    for acronym in written:
-        if acronym in text:
+    for acronym in sorted(written, key=_longest_first):
+        if re.search(rf"\b{re.escape(acronym)}\b", text):  # "KWH" inside "WKWH" is not written
             continue
         spans = _phrases(text, acronym.lower(), capitals=True)
         if spans:

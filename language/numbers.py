@@ -29,6 +29,7 @@ from language.figure import (
     scale_differs,
     values_equal,
 )
+from language.fractions import fraction_figures
 from language.lexicon import CURRENCY_PREFIX
 from language.ocr_runs import reconcile
 from language.periods import find_periods
@@ -45,6 +46,7 @@ __all__ = [
 _CURRENCY_BEFORE_RE = re.compile(r"(Rp\.?|IDR|US\$|USD|\$)\s*$", re.IGNORECASE)
 # A number not preceded by a digit, "." "," or "/" (tested after the match: a look-behind slows the scan).
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+_RP_DOT_RE = re.compile(r"(?<![A-Za-z])Rp\.$", re.IGNORECASE)
 _RATIO_RE = re.compile(
     r"(?<![\d.,:/])(\d+(?:[.,]\d+)?)\s*(?::|berbanding|banding)\s*(\d+(?:[.,]\d+)?)(?![\d:])"
     r"|\brati?o\s+(?:of\s+)?(\d+(?:[.,]\d+)?)\s+to\s+(\d+(?:[.,]\d+)?)",
@@ -73,7 +75,8 @@ def _digit_figures(
     for match in _NUMBER_RE.finditer(text):
         start, end = match.span()
         if start < read_to or start and (text[start - 1] in ".,/" or text[start - 1].isdecimal()):
-            continue
+            if not _RP_DOT_RE.search(text, max(0, start - 3), start):
+                continue  # a later piece of a code or number; "Rp.25.000" is a rupiah prefix with a dot
         if _overlaps(start, end, blocked):
             continue
         times = _TIMES_RE.match(text, end) if end - start <= 2 and match.group().isdigit() else None
@@ -310,13 +313,13 @@ def _ranges(text: str, figures: list[Figure]) -> list[Figure]:
             continue
         if not _RANGE_GAP_RE.fullmatch(text, first.end, second.start):
             continue
-        if first.bound not in (None, "min") or second.bound not in (None, "max"):
-            continue
+        if first.bound not in (None, "min", "gt") or second.bound not in (None, "max"):
+            continue  # "di atas Rp10 juta sampai Rp40 juta": an open lower end keeps its "di atas"
         shared = first.kind == "count" and first.unit is None and first.scale_word is None
         for index in low:
             figure = figures[index]
             figures[index] = figure._replace(
-                bound="min",
+                bound="gt" if first.bound == "gt" else "min",
                 kind=second.kind if shared else figure.kind,
                 unit=second.unit if shared else figure.unit,
             )
@@ -362,6 +365,7 @@ def parse_uncached(text: str, lang: str | None = None) -> ParsedText:
         )
     blocked += [(fig.start, fig.end) for fig in figures]
     ratios = _ratio_figures(repaired_text, lang, blocked)
+    ratios += fraction_figures(repaired_text, blocked + [(fig.start, fig.end) for fig in ratios])
     blocked += [(fig.start, fig.end) for fig in ratios]
     digits = _digit_figures(repaired_text, lang, blocked, repaired)
     blocked += [(fig.start, fig.end) for fig in digits]

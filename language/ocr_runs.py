@@ -23,7 +23,8 @@ _RUN_RE = re.compile(
     r"(?<![\w.,])(Rp\.?\s?)?([0-9][0-9OolI|.,]*|(?<=Rp)[lI|S][0-9OolI|.,]*|(?<=Rp\s)[lI|S][0-9OolI|.,]*)"
     r"(?![A-Za-z])((?:\s(?=[0-9OolI|.,]*[0-9.,]|[lI|]\s[0-9])[0-9OolI|.,]+(?![A-Za-z]))*)(\s?(?:%o?|o/o))?"
 )
-_TWIN_AFTER_RE = re.compile(r"\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
+# "/o" is left of a percent sign scanned as "o/o" when the run read its "o" as a zero: "7Oo/o (… persen)"
+_TWIN_AFTER_RE = re.compile(r"(?:/o)?\s*(?:,\s*[0O]{2}|,\s*-)?\s*\(\s*")
 _LOOKALIKE = str.maketrans({"O": "0", "o": "0", "l": "1", "I": "1", "|": "1", "S": "5"})
 _DAMAGE_RE = re.compile(r"[OolI|S]|\d\s|\s\d|[.,]\s")
 # A cheap test of a whole text for a damaged run: digits beside a space or a look-alike letter ("2 . 640",

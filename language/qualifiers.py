@@ -21,6 +21,7 @@ from language.lexicon import (
     SCALE_WORDS,
     UNITS,
 )
+from language.ocr_words import fold, one_edit_apart
 
 # Every scale word of the lexicon but the one-letter ones, which count only attached to the digits ("5k").
 _SCALE_ALTS = "|".join(
@@ -37,6 +38,9 @@ _UNIT_ALTS = "|".join(
 )
 _UNIT_RE = re.compile(rf"\s*({_UNIT_ALTS})(?![\w²])", re.IGNORECASE)
 _PER_RE = re.compile(rf"\s*(?:per|/)\s*({_UNIT_ALTS}|kapita|capita)(?![\w²])", re.IGNORECASE)
+# "3% (tiga persen) sebulan": "se-" on a period word is "per" it ("sebulan" is "per bulan"), also past the
+# closing parenthesis of a spelled twin; only period words, where "se-" can mean nothing but one
+_PER_ONE_RE = re.compile(r"\s*\)?\s*se(hari|minggu|bulan|tahun)(?!\w)", re.IGNORECASE)
 
 
 def unit_of(word: str) -> tuple[str, str | None]:
@@ -79,6 +83,10 @@ for _phrase, _value in sorted(
 ):
     _BOUND_PHRASES.setdefault(_phrase[-1], []).append((_phrase, _value))
 _NEGATING = frozenset({"tidak", "tak", "not", "no"})
+# A prohibition flips a bound as a negation does: "dilarang melebihi Rp5 juta" is at most Rp5 juta.
+_PROHIBITING = frozenset({"dilarang", "forbidden", "prohibited"})
+# A modal may stand between the negation and its bound: "tidak boleh lebih dari" is "tidak lebih dari".
+_MODALS = frozenset({"boleh", "dapat", "akan", "bisa", "diperbolehkan", "may", "shall", "can", "must"})
 _PUNCT = ",;:()\"'“”"
 
 
@@ -103,6 +111,38 @@ _NEGATIVE_RE = re.compile(
 def negative_sign(text: str, start: int) -> int:
     """-1 when the figure at ``start`` is written negative ("negatif Rp2,5 triliun", "minus 3 persen")."""
     return -1 if _NEGATIVE_RE.search(text, max(0, start - 24), start) else 1
+
+
+def _negation_before(words: list[str], end: int) -> int:
+    """How many words before ``end`` negate the bound that follows: "tidak", "tidak boleh", "dilarang"
+    (a prohibition of exceeding states a maximum); 0 when none does. Only a negation flips: a bare modal
+    ("dapat lebih dari") leaves the bound as it is."""
+    if not end:
+        return 0
+    last = words[end - 1]
+    if last in _NEGATING or last in _PROHIBITING:
+        return 1
+    if last in _MODALS and end >= 2 and words[end - 2] in _NEGATING:
+        return 2
+    return 0
+
+
+# "paling X" bounds by their second word: a scan damages it ("paling tinggs") more often than "paling"
+_PALING_BOUNDS = {p[1]: (p, v) for m, v in BOUND_MARKERS.items() if (p := tuple(m.split()))[0] == "paling"}
+
+
+def _scanned_paling_bound(words: list[str], stop: int) -> tuple[tuple[str, ...], str] | None:
+    """ "paling tinggs": the one "paling" bound whose second word is one letter off the written one (first
+    letter intact, five letters or more); None when none or several are, or the word is a bound already."""
+    if stop < 2 or words[stop - 2] != "paling" or len(words[stop - 1]) < 5:
+        return None
+    written = fold(words[stop - 1])
+    near = [
+        (("paling", words[stop - 1]), value)
+        for second, (_, value) in _PALING_BOUNDS.items()
+        if second[0] == written[0] and len(second) >= 5 and one_edit_apart(written, second)
+    ]
+    return near[0] if len(near) == 1 else None
 
 
 def qualifiers(text: str, start: int) -> tuple[bool, str | None]:
@@ -141,14 +181,16 @@ def qualifiers(text: str, start: int) -> tuple[bool, str | None]:
             ):
                 candidates = _BOUND_PHRASES.get(words[stop - 1], ()) if stop > 0 else ()
                 found = next(((p, v) for p, v in candidates if _ends_with(words, stop, p)), None)
+                found = found or _scanned_paling_bound(words, stop)
                 if found:
                     end = stop - len(found[0])
                     break
             if found:
                 bound = found[1]
-                if end and words[end - 1] in _NEGATING:
+                negation = _negation_before(words, end)
+                if negation:
                     bound = {"gt": "max", "lt": "min"}.get(bound, bound)
-                    end -= 1
+                    end -= negation
                 continue
         break
     return approximate, bound
@@ -188,7 +230,7 @@ def suffix(
             kind, unit = word_kind, word_unit
             pos = unit_match.end()
     if unit_match or currency:
-        per = _PER_RE.match(text, pos)
+        per = _PER_RE.match(text, pos) or _PER_ONE_RE.match(text, pos)
         if per:
             per_word = per.group(1).lower()
             per_unit = "person" if per_word in ("kapita", "capita") else UNITS.get(per_word, per_word)

@@ -56,3 +56,54 @@ def test_inclusion_conflict() -> None:
     assert inclusion_conflict("sudah termasuk gaji", ["di luar gaji"])
     assert inclusion_conflict("excluding salaries", ["termasuk salaries"])
     assert not inclusion_conflict("tidak termasuk gaji", ["di luar gaji"])
+
+
+OFFICE_PAIR = JudgePassage(
+    "A3",
+    "Tunjangan komunikasi bagi KWH/WKWH Kabupaten Pante Raja dianggarkan sebesar Rp12.000.000,00 (dua belas "
+    "juta rupiah) setiap bulan.",
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "read"),
+    [
+        # the last piece may be its word's first and last letters ("WH" for "wilayah")
+        ("Kepala Wilayah/Wakil Kepala Wilayah", "KWH/WKWH", "KWH/WKWH"),
+        ("Kepala Wisma", "KWH", "Kepala Wisma"),  # "wisma" ends in a: not "WH"
+        ("Kepala Wilayah Sementara", "KWHS", "Kepala Wilayah Sementara"),  # only the last piece
+        ("Kepala Wilayah Hulu", "KWH", "KWH"),  # initials as before
+    ],
+)
+def test_last_piece_as_first_and_last_letters(claim: str, passage: str, read: str) -> None:
+    assert read in align_abbreviations(claim, (passage,))
+
+
+@pytest.mark.parametrize("order", [("WKWH", "KWH"), ("KWH", "WKWH")])
+def test_longer_abbreviation_is_matched_first(order: tuple[str, str]) -> None:
+    passage = f"bagi {order[0]} dan {order[1]}"
+    claim = "bagi Wakil Kepala Wilayah dan Kepala Wilayah"
+    assert align_abbreviations(claim, (passage,)) == "bagi WKWH dan KWH"
+
+
+@pytest.mark.parametrize(
+    ("claim", "verdict"),
+    [
+        (
+            "Tunjangan komunikasi bagi Kepala Wilayah/Wakil Kepala Wilayah Kabupaten Pante Raja Rp12 juta "
+            "setiap bulan.",
+            "supported",
+        ),
+        (
+            "Tunjangan komunikasi bagi Kepala Wisma Kabupaten Pante Raja Rp12 juta setiap bulan.",
+            "unsupported",
+        ),
+        (
+            "Tunjangan komunikasi bagi Kepala Dinas Kabupaten Pante Raja Rp12 juta setiap bulan.",
+            "unsupported",
+        ),
+    ],
+)
+def test_first_and_last_letter_abbreviation_grounds_only_its_entity(claim: str, verdict: str) -> None:
+    result = check_claim(claim, [OFFICE_PAIR])
+    assert result.verdict == verdict, result
