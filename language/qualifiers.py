@@ -127,12 +127,12 @@ def _negation_before(words: list[str], end: int) -> int:
     return 0
 
 
-# "paling X" bounds by their second word: a scan damages it ("paling tinggs") more often than "paling"
+# "paling X" bounds by their second word: a scan damages it ("paling tingqi") more often than "paling"
 _PALING_BOUNDS = {p[1]: (p, v) for m, v in BOUND_MARKERS.items() if (p := tuple(m.split()))[0] == "paling"}
 
 
 def _scanned_paling_bound(words: list[str], stop: int) -> tuple[tuple[str, ...], str] | None:
-    """ "paling tinggs": the one "paling" bound whose second word is one letter off the written one (first
+    """ "paling tingqi": the one "paling" bound whose second word is one letter off the written one (first
     letter intact, five letters or more); None when none or several are, or the word is a bound already."""
     if stop < 2 or words[stop - 2] != "paling" or len(words[stop - 1]) < 5:
         return None

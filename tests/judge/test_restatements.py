@@ -183,7 +183,7 @@ def test_ranges_with_an_open_lower_end(case: ClaimCase) -> None:
 
 
 SCANNED_BOUND = (
-    "Tarif retribusi tempat pelelangan ikan di Pelabuhan Kuala Seunong ditetapkan paling tinggs 3% (tiga "
+    "Tarif retribusi tempat pelelangan ikan di Pelabuhan Kuala Seunong ditetapkan paling tingqi 3% (tiga "
     "persen) dari nilai transaksi dan paling rendab 1% (satu persen) bagi nelayan kecil."
 )
 
@@ -205,7 +205,7 @@ def test_scanned_bound_words(case: ClaimCase) -> None:
     case.check()
 
 
-@pytest.mark.parametrize("text", ["paling tengah ", "paling lamu ", "paling ", "palinq tinggs "])
+@pytest.mark.parametrize("text", ["paling tengah ", "paling lamu ", "paling ", "palinq tingqi "])
 def test_only_a_near_paling_bound_is_read(text: str) -> None:
     assert qualifiers(text + "5 hari", len(text))[1] is None
 
