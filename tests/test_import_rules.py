@@ -156,7 +156,8 @@ def test_the_rule_check_sees_a_crossing() -> None:
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Every import circle of ``graph`` (module → modules it imports), each once, as the path that closes it."""
+    """Every import circle of ``graph`` (module → modules it imports), each once, as the path that closes
+    it."""
     found: list[list[str]] = []
     seen: set[frozenset[str]] = set()
 
