@@ -98,13 +98,11 @@ def _v1_faithfulness(response: QueryV1Response) -> V1FaithfulnessEvent:
 
 
 def _message_start(response: AnswerResponse) -> MessageStartEvent:
-    if isinstance(response, QueryV1Response):
-        return MessageStartEvent(conversation_id=response.conversation_id, message_id=response.message_id)
-    ids = response if isinstance(response, QueryV2Response) else None  # a playground run has none
+    if isinstance(response, PlaygroundResponse):  # a playground run has no conversation
+        return MessageStartEvent(conversation_id=None, message_id=None, schema_=response.schema_)
+    schema = None if isinstance(response, QueryV1Response) else response.schema_
     return MessageStartEvent(
-        conversation_id=ids.conversation_id if ids is not None else None,
-        message_id=ids.message_id if ids is not None else None,
-        schema_=response.schema_,
+        conversation_id=response.conversation_id, message_id=response.message_id, schema_=schema
     )
 
 
