@@ -49,7 +49,7 @@ def run_demo(index: Path | None) -> dict[str, Any]:
             for q in questions:
                 t0 = time.perf_counter()
                 request = QueryV2Request(query=q["question"])
-                body = (await pipeline.answer(request, Principal.anonymous(), route="v2")).body
+                body = (await pipeline.answer(request, Principal.anonymous(), route="v2")).json_body()
                 answer = json_text(body.get("answer"))
                 sources = [json_text(c.get("source")) for c in json_objects(body.get("citations"))]
                 figure, gold = q["expected_figure"], q["gold_file"]

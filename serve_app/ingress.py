@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 
-from models.json_types import json_field, json_objects, json_text
+from models.json_types import json_text
 from serve_app import errors
 from serve_app.catalog.artifacts import ArtifactOffer
 from serve_app.catalog.documents import DocumentCatalog
@@ -35,7 +35,13 @@ from serve_app.wire.relay import Done, relay
 from serve_app.wire.responses import AnswerResult
 from serve_app.wire.responses import Route as AnswerRoute
 from serve_app.wire.routing_errors import ROUTING_ERROR_HANDLERS
-from serve_app.wire.schemas import PlaygroundRequest, QueryRequest, QueryV2Request, SearchRequest
+from serve_app.wire.schemas import (
+    PlaygroundRequest,
+    QueryRequest,
+    QueryV1Response,
+    QueryV2Request,
+    SearchRequest,
+)
 from serve_app.wire.sse import answer_frames, error_frame, event_frame
 from serve_app.wire.tracing import ServedByMiddleware, TraceMiddleware
 from serve_app.wire.ui import UIStaticFiles
@@ -250,7 +256,8 @@ class Ingress:
             version = await self._pin_index()
             result = await self.pipeline.answer(req, principal, route=family, prescreen=screen)
             self._count(result)
-            return JSONResponse((await self._offer(result, req, principal)).body, headers=version)
+            result = await self._offer(result, req, principal)
+            return JSONResponse(result.json_body(), headers=version)  # the one dump of the answer
 
         return await self._timed(route, run)
 
@@ -264,25 +271,24 @@ class Ingress:
         return await self._answer_json(request, "/playground", PlaygroundRequest, "playground")
 
     async def _offer(self, result: AnswerResult, req: QueryRequest, principal: Principal) -> AnswerResult:
-        """v1 with ``offer_artifacts``: the answer's files, listed in the body (and the stream's artifacts
-        event); v2 refuses the flag at validation (seed 000: /query/v2 makes no files)."""
-        if result.route != "v1" or not req.offer_artifacts:
+        """v1 with ``offer_artifacts``: the answer's files set on its response (``artifacts``, and the
+        stream's artifacts event); v2 refuses the flag at validation (seed 000: /query/v2 makes no files)."""
+        if not isinstance(result.response, QueryV1Response) or not req.offer_artifacts:
             return result
-        offered = await self.artifacts.offer(result.body, principal)
-        body = {**result.body, "artifacts": [a.model_dump(mode="json") for a in offered]}
-        return dataclasses.replace(result, body=body)
+        return result.with_artifacts(await self.artifacts.offer(result.response, principal))
 
     def _count(self, result: AnswerResult) -> None:
-        reason = json_text(result.body.get("fallback_reason"))
-        if reason:
+        """The response's refusal reason, then the verdicts and verification of its annotation."""
+        if reason := result.response.fallback_reason:
             self.metrics.refusals.labels(reason).inc()
-        for claim in json_objects(result.body.get("claims")):
+        if result.route == "v1":  # a v1 answer publishes its gate's claim map, not the annotation's claims
+            return
+        for claim in result.annotation.claims:
             self.metrics.verdicts.labels(json_text(claim["verdict"])).inc()
             unverified = json_text(claim.get("unverified_reason"))
             if unverified:
                 self.metrics.unverified.labels(unverified).inc()
-        verification = json_text(json_field(result.body.get("faithfulness"), "verification"))
-        if verification:
+        if verification := json_text(result.annotation.faithfulness.get("verification")):
             self.metrics.answers.labels(verification).inc()
 
     # ------------------------------------------------------------------ streams

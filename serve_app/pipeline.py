@@ -3,7 +3,8 @@ and inside the Ray Serve ingress, where the components are handle proxies with t
 
 Order (CONTRACT.md): conversation (404/409) → scope (source_scope_empty) → request guard
 (policy_blocked) → agent → compose → annotate (citations, framing check, judge, re-check) → v1 gate
-→ answer guard (only it may replace the answer) → store (one transaction) → body.
+→ answer guard (only it may replace the answer) → store (one transaction) → the typed response
+(wire/responses.py), which its JSON or SSE writer reads; only the JSON writer dumps it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judge.prompt import PROMPT_TEMPLATE_VERSION as JUDGE_PROMPT_VERSION
-from models.json_types import JSONObject, json_text
+from models.json_types import JSONObject
 from serve_app import errors
 from serve_app.agent.agent import AgentRequest
 from serve_app.agent.prompts import AGENT_PROMPT_VERSION
@@ -49,11 +50,11 @@ from serve_app.wire.responses import (
     AnswerRecord,
     AnswerResult,
     Route,
-    response_body,
+    answer_result,
     search_result,
     stored_body,
 )
-from serve_app.wire.schemas import QueryRequest, SearchRequest
+from serve_app.wire.schemas import PlaygroundResponse, QueryRequest, SearchRequest
 
 PROMPT_TEMPLATE_VERSION = f"{AGENT_PROMPT_VERSION}+{JUDGE_PROMPT_VERSION}"
 
@@ -279,9 +280,12 @@ class Pipeline:
         gate: V1Gate | None = None,
         refusal: bool = False,
     ) -> AnswerResult:
-        """The body (wire/), then the one write of this answer: a playground receipt, or the turn stored
-        in its conversation (a new conversation and its first turn are one transaction)."""
-        body = response_body(
+        """The typed response (wire/), then the one write of this answer: a playground receipt, or the turn
+        stored in its conversation (a new conversation and its first turn are one transaction), whose
+        message id is then set on the response."""
+        req = ctx.req
+        cid = None if ctx.route == "playground" else req.conversation_id or uuid.uuid4().hex
+        result = answer_result(
             ctx,
             answer,
             annotation,
@@ -289,10 +293,11 @@ class Pipeline:
             refusal=refusal,
             models=self.models_info,
             prompt_version=PROMPT_TEMPLATE_VERSION,
+            conversation_id=cid,
         )
-        if ctx.route == "playground":
+        if isinstance(result.response, PlaygroundResponse):
             receipt = PlaygroundReceipt(
-                run_id=json_text(body["playground_run_id"]),
+                run_id=result.response.playground_run_id,
                 admin=principal.key,
                 status=ctx.fallback_reason or "answered",
                 counts={
@@ -305,22 +310,17 @@ class Pipeline:
                 finished_at=time.time(),
             )
             await asyncio.to_thread(self.store.record_playground_receipt, receipt)
-            return ctx.result(body)
-        req = ctx.req
-        cid = req.conversation_id or uuid.uuid4().hex
-        stored = stored_body(body, ctx.route, annotation) | {"conversation_id": cid}
+            return result
         exchange = Exchange(
-            conversation_id=cid,
+            conversation_id=result.response.conversation_id,
             owner=principal.key,
             route_family="v1" if ctx.route == "v1" else "v2",
             user_text=req.query,
-            assistant_body=stored,
+            assistant_body=stored_body(result),
             memory_items=annotation.memory_items if not refusal else [],
             new=req.conversation_id is None,
         )
         message_id = await asyncio.to_thread(self.store.write_exchange, exchange)
         if self.retention is not None:
             self.retention.after_write()
-        body["conversation_id"] = cid
-        body["message_id"] = message_id
-        return ctx.result(body)
+        return result.with_message_id(message_id)

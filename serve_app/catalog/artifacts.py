@@ -11,7 +11,7 @@ import asyncio
 import csv
 import io
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -19,14 +19,13 @@ from openpyxl import Workbook
 from openpyxl.cell.cell import Cell
 from openpyxl.worksheet.worksheet import Worksheet
 
-from models.json_types import JSON, json_objects, json_text
 from retrieval.port import RetrieverPort
 from serve_app.answer.compose import table_cells
 from serve_app.catalog.formula_guard import neutralised
 from serve_app.conversation.artifacts import ArtifactFile, ArtifactStore
 from serve_app.conversation.store import Store
 from serve_app.guard.auth import Principal
-from serve_app.wire.schemas import XLSX_MEDIA_TYPE, Artifact
+from serve_app.wire.schemas import XLSX_MEDIA_TYPE, Artifact, Citation, ClaimMapEntry, QueryV1Response
 
 CSV = "text/csv"
 XLSX = XLSX_MEDIA_TYPE
@@ -53,34 +52,32 @@ def _lines(answer: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _citations(claim: JSON) -> list[JSON]:
-    """The citation objects of one claim_map entry (``citations: [{citation: {...}}]``)."""
-    pairs = json_objects(claim.get("citations"))
-    return [cite for pair in pairs if isinstance(cite := pair.get("citation", {}), Mapping)]
+def _extra_text(cite: Citation, name: str) -> str:
+    """A text field a citation carries beyond the model's own (``legal_reference``); "" when absent."""
+    value = (cite.model_extra or {}).get(name)
+    return value if isinstance(value, str) else ""
 
 
-def _row_sources(claims: Sequence[JSON], start: int, end: int) -> tuple[str, str]:
+def _row_sources(claims: Sequence[ClaimMapEntry], start: int, end: int) -> tuple[str, str]:
     """The cited documents and chunk ids of the claims inside [start, end) of the answer."""
     labels: list[str] = []
     chunks: list[str] = []
     for claim in claims:
-        c_start, c_end = claim["start"], claim["end"]
-        if isinstance(c_start, int) and isinstance(c_end, int) and c_start >= start and c_end <= end:
-            for cite in _citations(claim):
-                label = json_text(cite.get("legal_reference")) or json_text(cite.get("document_title"))
+        if claim.start >= start and claim.end <= end:
+            for cite in (pair.citation for pair in claim.citations):
+                label = _extra_text(cite, "legal_reference") or cite.document_title or ""
                 if label and label not in labels:
                     labels.append(label)
-                chunk_id = json_text(cite.get("chunk_id"))
-                if chunk_id and chunk_id not in chunks:
-                    chunks.append(chunk_id)
+                if cite.chunk_id and cite.chunk_id not in chunks:
+                    chunks.append(cite.chunk_id)
     return "; ".join(labels), "; ".join(chunks)
 
 
-def answer_tables(body: JSON) -> list[Sheet]:
+def answer_tables(response: QueryV1Response) -> list[Sheet]:
     """The Markdown tables the server composed into the answer (``| a | b |`` lines after a header and
     its separator row), each row with its cited sources."""
-    claims = json_objects(body.get("claim_map"))
-    lines = _lines(json_text(body.get("answer")))
+    claims = response.claim_map
+    lines = _lines(response.answer)
     sheets: list[Sheet] = []
     i = 0
     while i < len(lines) - 1:
@@ -101,15 +98,14 @@ def answer_tables(body: JSON) -> list[Sheet]:
     return sheets
 
 
-async def cited_source_rows(body: JSON, retriever: RetrieverPort) -> list[Sheet]:
+async def cited_source_rows(claim_map: Sequence[ClaimMapEntry], retriever: RetrieverPort) -> list[Sheet]:
     """For every cited chunk that is a row of an ingested CSV/XLSX table: that table's header and its
     cited rows, in the table's order."""
     cited: dict[str, set[str]] = {}
-    for claim in json_objects(body.get("claim_map")):
-        for cite in _citations(claim):
-            document_id, chunk_id = json_text(cite.get("document_id")), json_text(cite.get("chunk_id"))
-            if document_id and chunk_id:
-                cited.setdefault(document_id, set()).add(chunk_id)
+    for claim in claim_map:
+        for cite in (pair.citation for pair in claim.citations):
+            if cite.document_id and cite.chunk_id:
+                cited.setdefault(cite.document_id, set()).add(cite.chunk_id)
     sheets = []
     for document_id, chunk_ids in cited.items():
         table = await retriever.table(document_id)
@@ -178,8 +174,9 @@ class ArtifactOffer:
         in every Ingress replica alike)."""
         return cls(retriever, ArtifactStore(cast(Store, store)), ttl_s=ttl_s)
 
-    async def offer(self, body: JSON, principal: Principal) -> list[Artifact]:
-        sheets = answer_tables(body) + await cited_source_rows(body, self.retriever)
+    async def offer(self, response: QueryV1Response, principal: Principal) -> list[Artifact]:
+        """The files of a published v1 answer (its tables and the cited rows of ingested tables)."""
+        sheets = answer_tables(response) + await cited_source_rows(response.claim_map, self.retriever)
         files = await asyncio.to_thread(files_of, sheets)
         saved = await asyncio.to_thread(self.store.save, principal.key, files, ttl_s=self.ttl_s)
         return [

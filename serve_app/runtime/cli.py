@@ -206,7 +206,7 @@ def cmd_ask(cfg: AppConfig, args: argparse.Namespace) -> int:
     pipeline = factory.build_inprocess(cfg)
 
     async def answer() -> dict[str, Any]:
-        body = (await pipeline.answer(req, _anonymous(), route="v2")).body
+        body = (await pipeline.answer(req, _anonymous(), route="v2")).json_body()
         if cfg.sources.mcp:  # MCP sessions close after their answer; the loop ends with this command
             from serve_app.agent.tools.mcp_client import wait_closed
 

@@ -1,51 +1,80 @@
-"""The response bodies: what one answer's steps recorded (:class:`AnswerRecord`) turned into the JSON body of
-/query, /query/v2 or /playground, the copy of it a conversation stores, what the JSON and SSE writers are
-handed (:class:`AnswerResult`), and the fields of one search result."""
+"""The answer responses: what one answer's steps recorded (:class:`AnswerRecord`) turned into the typed
+response of /query, /query/v2 or /playground (:class:`AnswerResult`, what the JSON and SSE writers are
+handed), the copy of it a conversation stores, and the fields of one search result.
+
+The response stays a pydantic model to the edge: the pipeline sets its ids on it (``model_copy``), the
+ingress reads the annotation for its metrics and sets the v1 artifacts on it, the SSE writer reads its
+attributes, and the JSON writer dumps it once (:meth:`AnswerResult.json_body`)."""
 
 from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
-from pydantic import BaseModel
-
-from models.json_types import JSON, JSONObject, json_list
+from models.json_types import JSONObject, json_list
 from retrieval.types import SearchHit
 from serve_app.answer.annotation import Annotation, V1Gate
 from serve_app.answer.segments import Passage
 from serve_app.budget import RequestBudget
 from serve_app.wire.schemas import (
     OPT_IN_FIELDS,
+    Artifact,
     PlaygroundRequest,
     PlaygroundResponse,
     QueryRequest,
     QueryV1Response,
     QueryV2Response,
-    dump,
 )
 
 Route = Literal["v1", "v2", "playground"]
+FinishReason = Literal["stop", "refusal", "policy_blocked"]
+AnswerResponse: TypeAlias = QueryV1Response | QueryV2Response | PlaygroundResponse
+# What a dump leaves out, by field name (pydantic's ``exclude``): a field, or some fields of a nested model.
+Exclusions: TypeAlias = dict[str, bool | set[str]]
 _SEARCH_TOOLS = ("search", "legal_check", "summarize", "cross_reference", "table_query")
 _NO_USAGE = {"model_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
 
-@dataclass
+@dataclass(frozen=True)
 class AnswerResult:
-    """Everything the JSON and SSE writers need; ``body`` is the JSON response."""
+    """Everything the JSON and SSE writers need: the typed response (with its ids), the annotation it was
+    built from, and what its JSON dump leaves out (``exclude``, decided when the response is built)."""
 
     route: Route
-    body: JSONObject
+    response: AnswerResponse
+    annotation: Annotation
+    exclude: Exclusions = field(default_factory=dict)
     passages: list[Passage] = field(default_factory=list)
     blocked_category: str | None = None
-    finish_reason: str = "stop"
+    finish_reason: FinishReason = "stop"
+
+    def json_body(self) -> JSONObject:
+        """The one dump of the answer, by alias: the JSON writer's body (opt-in fields only when asked,
+        ``artifacts`` only when offered, ``faithfulness.checked`` only when false)."""
+        return self.response.model_dump(mode="json", by_alias=True, exclude=self.exclude)
+
+    def with_message_id(self, message_id: str) -> AnswerResult:
+        """The answer once its turn is stored: the assistant message's id set on the response."""
+        if isinstance(self.response, PlaygroundResponse):
+            raise TypeError("a playground run has no message id")
+        return replace(self, response=self.response.model_copy(update={"message_id": message_id}))
+
+    def with_artifacts(self, artifacts: list[Artifact]) -> AnswerResult:
+        """v1 with ``offer_artifacts``: the files set on the response, and then present in its dump."""
+        if not isinstance(self.response, QueryV1Response):
+            raise TypeError("only a v1 answer offers artifacts")
+        exclude = {name: value for name, value in self.exclude.items() if name != "artifacts"}
+        response = self.response.model_copy(update={"artifacts": artifacts})
+        return replace(self, response=response, exclude=exclude)
 
 
 @dataclass
 class AnswerRecord:
-    """What the steps of one answer recorded, as the pipeline goes; the body is built from it at the end."""
+    """What the steps of one answer recorded, as the pipeline goes; the response is built from it at the
+    end."""
 
     route: Route
     req: QueryRequest | PlaygroundRequest
@@ -62,16 +91,38 @@ class AnswerRecord:
     passages_published: bool = True
     fallback_reason: str | None = None
     blocked_category: str | None = None
-    finish_reason: str = "stop"
+    finish_reason: FinishReason = "stop"
 
-    def result(self, body: JSONObject) -> AnswerResult:
+    def result(self, response: AnswerResponse, annotation: Annotation) -> AnswerResult:
         return AnswerResult(
             route=self.route,
-            body=body,
+            response=response,
+            annotation=annotation,
+            exclude=_not_asked(self.req) | _absent(response),
             passages=self.passages if self.passages_published else [],
             blocked_category=self.blocked_category,
             finish_reason=self.finish_reason,
         )
+
+
+def _not_asked(req: QueryRequest) -> Exclusions:
+    """The opt-in fields the request did not ask for: absent from the body, not null."""
+    asked = {"grounding"} if req.include_grounding else set()
+    if req.include_provenance:
+        asked.update({"used_docs", "tool_call_audit", "model_call_log"})
+    return {name: True for name in OPT_IN_FIELDS if name not in asked}
+
+
+def _absent(response: AnswerResponse) -> Exclusions:
+    """The fields that appear only when set: v1 ``artifacts`` (offered) and ``faithfulness.checked``
+    (false)."""
+    out: Exclusions = {}
+    if isinstance(response, QueryV1Response):
+        if response.artifacts is None:
+            out["artifacts"] = True
+    elif response.faithfulness.checked is None:
+        out["faithfulness"] = {"checked"}
+    return out
 
 
 def now_iso() -> str:
@@ -155,7 +206,7 @@ def _common_fields(
     }
 
 
-def response_body(
+def answer_result(
     record: AnswerRecord,
     answer: str,
     annotation: Annotation,
@@ -164,23 +215,32 @@ def response_body(
     refusal: bool = False,
     models: dict[str, dict[str, str]],
     prompt_version: str,
-) -> JSONObject:
-    """The JSON body of the route (opt-in fields only when asked); a conversation's ids are filled in by
-    the caller once the turn is stored."""
+    conversation_id: str | None = None,
+) -> AnswerResult:
+    """The typed response of the route, with what its dump leaves out. A v1 or v2 answer names its
+    ``conversation_id``; its ``message_id`` is set once the turn is stored (:meth:`AnswerResult.
+    with_message_id`). A playground run gets its own run id and no conversation."""
     common = _common_fields(
         record, answer, annotation, gate, refusal=refusal, models=models, prompt_version=prompt_version
     )
-    req = record.req
-    opt_in = {"grounding"} if req.include_grounding else set()
-    if req.include_provenance:
-        opt_in.update({"used_docs", "tool_call_audit", "model_call_log"})
-    model: BaseModel
+    response: AnswerResponse
+    if record.route == "playground":
+        response = PlaygroundResponse(
+            **common,
+            **_v2_fields(annotation),
+            playground_run_id=uuid.uuid4().hex,
+            latency_ms=round((time.perf_counter() - record.started) * 1000, 3),
+            editorial_prompt_applied=models["agent"]["engine"] != "embedded",
+        )
+        return record.result(response, annotation)
+    if conversation_id is None:
+        raise ValueError("a v1 or v2 answer belongs to a conversation")
+    ids = {"conversation_id": conversation_id, "message_id": ""}  # the message id: once stored
     if record.route == "v1":
         kept = gate.claim_map if gate is not None and not refusal else []
-        model = QueryV1Response(
+        response = QueryV1Response(
             **common,
-            conversation_id="",
-            message_id="",
+            **ids,
             claim_map=kept,
             dropped_claims_count=gate.dropped_count if gate is not None else 0,
             dropped_claim_reasons=gate.dropped_reasons if gate is not None else {},
@@ -190,31 +250,27 @@ def response_body(
             grounding_rate=gate.grounding_rate if gate is not None else annotation.grounding_rate,
         )
     else:
-        v2_fields = {
-            "claims": annotation.claims,
-            "framing": annotation.framing,
-            "faithfulness": annotation.faithfulness,
-            "claims_supported": annotation.claims_supported,
-            "claims_total": annotation.claims_total,
-            "grounding_rate": annotation.grounding_rate,
-        }
-        if record.route == "playground":
-            model = PlaygroundResponse(
-                **common,
-                **v2_fields,
-                playground_run_id=uuid.uuid4().hex,
-                latency_ms=round((time.perf_counter() - record.started) * 1000, 3),
-                editorial_prompt_applied=models["agent"]["engine"] != "embedded",
-            )
-        else:
-            model = QueryV2Response(**common, **v2_fields, conversation_id="", message_id="")
-    return dump(model, opt_in=opt_in)
+        response = QueryV2Response(**common, **_v2_fields(annotation), **ids)
+    return record.result(response, annotation)
 
 
-def stored_body(body: JSON, route: Route, annotation: Annotation) -> JSONObject:
-    """The copy of a body a conversation keeps: no opt-in fields; the v2 faithfulness kept apart."""
-    stored = {name: value for name, value in body.items() if name not in OPT_IN_FIELDS}
-    stored["v2_faithfulness"] = annotation.faithfulness if route == "v2" else None
+def _v2_fields(annotation: Annotation) -> dict[str, Any]:
+    return {
+        "claims": annotation.claims,
+        "framing": annotation.framing,
+        "faithfulness": annotation.faithfulness,
+        "claims_supported": annotation.claims_supported,
+        "claims_total": annotation.claims_total,
+        "grounding_rate": annotation.grounding_rate,
+    }
+
+
+def stored_body(result: AnswerResult) -> JSONObject:
+    """The copy of an answer a conversation keeps: the response with no opt-in fields (its message id still
+    empty: the store gives it), the v2 faithfulness kept apart."""
+    exclude = {name: True for name in OPT_IN_FIELDS} | _absent(result.response)
+    stored: JSONObject = result.response.model_dump(mode="json", by_alias=True, exclude=exclude)
+    stored["v2_faithfulness"] = result.annotation.faithfulness if result.route == "v2" else None
     return stored
 
 

@@ -1,8 +1,9 @@
 """Public wire models: request bodies and JSON responses (the SSE event payloads are in ``events.py``).
 
 Requests are strict (unknown fields, wrong types → 422). Responses are built by the pipeline and dumped
-with :func:`dump`, which drops the opt-in fields a request did not ask for (absent, not null) while keeping
-the nulls the contract spells out (``fallback_reason``, ``unverified_reason``, ``grounding_rate``).
+once, by their JSON writer (``wire/responses.py``: ``AnswerResult.json_body``), which leaves out the opt-in
+fields a request did not ask for (absent, not null) while keeping the nulls the contract spells out
+(``fallback_reason``, ``unverified_reason``, ``grounding_rate``).
 The committed JSON Schemas in ``serve_app/wire/json_schemas/`` and ``/openapi.json`` come from these models.
 """
 
@@ -216,7 +217,9 @@ class AnswerBase(WireModel):
     grounding: list[GroundingDetail] | None = None
     used_docs: list[Citation] | None = None
     tool_call_audit: list[ToolCall] | None = None
-    model_call_log: list[dict[str, Any]] | None = None
+    # Each record as CallRecord.to_dict() writes it; ``object``, not Any: the same schema (any object),
+    # and the pipeline, ingress and catalog that read these models see no Any.
+    model_call_log: list[dict[str, object]] | None = None
 
 
 class QueryV2Response(AnswerBase):
@@ -318,18 +321,3 @@ class ErrorBody(WireModel):
 
 
 OPT_IN_FIELDS = ("grounding", "used_docs", "tool_call_audit", "model_call_log")
-
-
-def dump(model: BaseModel, *, opt_in: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
-    """JSON-ready dict: by alias; opt-in fields present only when asked; ``checked`` only when false."""
-    data = model.model_dump(mode="json", by_alias=True)
-    for name in OPT_IN_FIELDS:
-        if name in data and name not in opt_in:
-            del data[name]
-    faith = data.get("faithfulness")
-    if isinstance(faith, dict) and faith.get("checked") is None:
-        faith.pop("checked", None)
-    for name in ("checked", "artifacts"):  # absent unless set (artifacts: v1 with offer_artifacts)
-        if name in data and data[name] is None:
-            del data[name]
-    return data

@@ -5,27 +5,30 @@ and every stream ends with exactly one terminal frame."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
 
-from models.json_types import JSON, json_list, json_objects, json_text
+from models.json_types import JSON
 from serve_app.wire.events import (
     SSE_EVENTS,
     AnnotationsEvent,
     AnswerDeltaEvent,
     ArtifactsEvent,
     CitationEvent,
+    ClaimOffsets,
     DoneEvent,
     ErrorEvent,
+    FramingOffsets,
     GuardBlockedEvent,
     MessageStartEvent,
     PassageEvent,
     TraceEvent,
     V1FaithfulnessEvent,
 )
-from serve_app.wire.responses import AnswerResult
+from serve_app.wire.responses import AnswerResponse, AnswerResult
+from serve_app.wire.schemas import PlaygroundResponse, QueryV1Response, QueryV2Response
 
 DELTA_CHARS = 160  # answer text per answer.delta frame
 _EVENT_OF: dict[type[BaseModel], str] = {model: name for name, model in SSE_EVENTS.items()}
@@ -66,64 +69,62 @@ def _passage(result: AnswerResult) -> Iterator[PassageEvent]:
         yield PassageEvent.model_validate(data)
 
 
-def _v2_annotations(body: JSON) -> AnnotationsEvent:
-    faithfulness = body["faithfulness"]
+def _v2_annotations(response: QueryV2Response | PlaygroundResponse) -> AnnotationsEvent:
+    """The faithfulness report with the answer's counts, and its claims and framing without their text."""
     return AnnotationsEvent.model_validate(
         {
-            **(faithfulness if isinstance(faithfulness, Mapping) else {}),
-            "fallback_used": body["fallback_used"],
-            "fallback_reason": body["fallback_reason"],
-            "claims_supported": body["claims_supported"],
-            "claims_total": body["claims_total"],
-            "grounding_rate": body["grounding_rate"],
-            "claims": [
-                {k: v for k, v in c.items() if k not in ("text", "citations")}
-                for c in json_objects(body["claims"])
-            ],
-            "framing": [{k: v for k, v in f.items() if k != "text"} for f in json_objects(body["framing"])],
+            **dict(response.faithfulness),
+            "fallback_used": response.fallback_used,
+            "fallback_reason": response.fallback_reason,
+            "claims_supported": response.claims_supported,
+            "claims_total": response.claims_total,
+            "grounding_rate": response.grounding_rate,
+            "claims": [ClaimOffsets.model_validate(c, from_attributes=True) for c in response.claims],
+            "framing": [FramingOffsets.model_validate(f, from_attributes=True) for f in response.framing],
         }
     )
 
 
-def _v1_faithfulness(body: JSON) -> V1FaithfulnessEvent:
+def _v1_faithfulness(response: QueryV1Response) -> V1FaithfulnessEvent:
     """/query/stream counts removed sentences, not the v2 counts."""
-    return V1FaithfulnessEvent.model_validate(
-        {
-            "removed": body["dropped_claims_count"],
-            "kept": len(json_list(body["claim_map"])),
-            "dropped_claim_reasons": body["dropped_claim_reasons"],
-            "claims_supported": body["claims_supported"],
-            "claims_total": body["claims_total"],
-            "grounding_rate": body["grounding_rate"],
-        }
+    return V1FaithfulnessEvent(
+        removed=response.dropped_claims_count,
+        kept=len(response.claim_map),
+        dropped_claim_reasons=response.dropped_claim_reasons,
+        claims_supported=response.claims_supported,
+        claims_total=response.claims_total,
+        grounding_rate=response.grounding_rate,
+    )
+
+
+def _message_start(response: AnswerResponse) -> MessageStartEvent:
+    if isinstance(response, PlaygroundResponse):  # a playground run has no conversation
+        return MessageStartEvent(conversation_id=None, message_id=None, schema_=response.schema_)
+    schema = None if isinstance(response, QueryV1Response) else response.schema_
+    return MessageStartEvent(
+        conversation_id=response.conversation_id, message_id=response.message_id, schema_=schema
     )
 
 
 def answer_events(result: AnswerResult) -> Iterator[BaseModel]:
     """message.start, trace, citation*, guard.blocked | passage*, then the marks (v2 ``annotations``, v1
-    ``faithfulness``), answer.delta*, (v1 with offer_artifacts) artifacts, done."""
-    body = result.body
-    v1 = result.route == "v1"
-    yield MessageStartEvent(
-        conversation_id=body.get("conversation_id"),
-        message_id=body.get("message_id"),
-        schema_=None if v1 else body.get("schema"),
-    )
-    yield TraceEvent(trace_id=body["trace_id"], tool=body["tool"], tool_executed=body["tool_executed"])
-    for citation in json_objects(body.get("citations")):
-        yield CitationEvent.model_validate(citation)
-    if body.get("fallback_reason") == "policy_blocked":
+    ``faithfulness``), answer.delta*, (v1 with offer_artifacts) artifacts, done: read from the typed
+    response (and the result's passages)."""
+    response = result.response
+    yield _message_start(response)
+    yield TraceEvent(trace_id=response.trace_id, tool=response.tool, tool_executed=response.tool_executed)
+    for citation in response.citations:
+        yield CitationEvent.model_validate(dict(citation))  # its fields and the extra ones it carries
+    if response.fallback_reason == "policy_blocked":
         yield GuardBlockedEvent(category=result.blocked_category)
     else:
         yield from _passage(result)
-    yield _v1_faithfulness(body) if v1 else _v2_annotations(body)
-    for piece in split_text(json_text(body["answer"])):
+    yield _v1_faithfulness(response) if isinstance(response, QueryV1Response) else _v2_annotations(response)
+    for piece in split_text(response.answer):
         yield AnswerDeltaEvent(text=piece)
-    if v1 and "artifacts" in body:  # offer_artifacts: true
-        yield ArtifactsEvent.model_validate({"artifacts": body["artifacts"]})
-    yield DoneEvent.model_validate(
-        {"finish_reason": result.finish_reason, "history_truncated": body["history_truncated"]}
-    )
+    if isinstance(response, QueryV1Response) and response.artifacts is not None:  # offer_artifacts: true
+        yield ArtifactsEvent(artifacts=response.artifacts)
+    yield DoneEvent(finish_reason=result.finish_reason, history_truncated=response.history_truncated)
 
 
 def answer_frames(result: AnswerResult) -> Iterator[str]:

@@ -36,7 +36,7 @@ def answers(demo_index: Path, demo_retriever: Any, tmp_path_factory: pytest.Temp
         for q in questions:
             body = (
                 await pipeline.answer(QueryV2Request(query=q["question"]), Principal.anonymous(), route="v2")
-            ).body
+            ).json_body()
             out[q["id"]] = (q, body)
         return out
 

@@ -17,6 +17,7 @@ import pytest
 
 from retrieval.port import LocalRetrieverPort
 from serve_app.catalog.artifacts import Sheet, cited_source_rows, files_of, to_csv, to_xlsx
+from serve_app.wire.schemas import Citation, CitationPair, ClaimMapEntry
 from tests.contract.checks import parse_sse, validate_against_schema
 from tests.support.partners import Partners
 from tests.support.service import client_for, config
@@ -109,9 +110,15 @@ def test_cited_rows_of_an_ingested_table_keep_its_header_and_order(demo_retrieve
     doc = next(d for d in demo_retriever.documents() if d.source.endswith(".csv"))
     table = demo_retriever.table(doc.document_id)
     picked = [table.rows[3][0], table.rows[1][0]]
-    body = {"claim_map": [{"citations": [{"citation": {"document_id": doc.document_id, "chunk_id": cid}}]}
-                          for cid in picked]}
-    sheets = asyncio.run(cited_source_rows(body, LocalRetrieverPort(demo_retriever)))
+    def cites(chunk_id: str) -> ClaimMapEntry:
+        citation = Citation(document_id=doc.document_id, chunk_id=chunk_id, citation_key="P1")
+        pair = CitationPair(citation_key="P1", citation=citation)
+        return ClaimMapEntry(
+            start=0, end=0, start_utf16=0, end_utf16=0, text="", citation_keys=["P1"], citations=[pair]
+        )
+
+    claim_map = [cites(cid) for cid in picked]
+    sheets = asyncio.run(cited_source_rows(claim_map, LocalRetrieverPort(demo_retriever)))
     assert len(sheets) == 1
     assert sheets[0].columns == [*table.columns, "chunk_id"]
     assert sheets[0].rows == [[*table.rows[1][1], table.rows[1][0]], [*table.rows[3][1], table.rows[3][0]]]

@@ -211,7 +211,7 @@ def test_graph_and_inprocess_pipeline_give_the_same_json(graph: dict[str, Any], 
             pipeline.answer(
                 QueryV2Request(query=question, include_provenance=True), Principal.anonymous(), route="v2"
             )
-        ).body
+        ).json_body()
         assert _stable(over_http) == _stable(local)
 
 
