@@ -274,6 +274,19 @@ _WORKER = (
 )
 
 
+def fresh_process_speed(items: list[dict[str, Any]], runs: int) -> dict[str, Any]:
+    """:func:`measure_speed` of the working tree's judge in a fresh Python process (one core, as this one)."""
+    with tempfile.TemporaryDirectory() as folder:
+        items_path = Path(folder) / "items.pkl"
+        items_path.write_bytes(pickle.dumps(items))
+        done = subprocess.run(
+            [sys.executable, "-c", _WORKER, str(ROOT), str(items_path), str(runs)],
+            cwd=ROOT, capture_output=True, text=True, check=True,
+        )
+    speed: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return speed | {"process": "fresh"}
+
+
 def compare_speed(items: list[dict[str, Any]], ref: str, rounds: int, runs: int) -> dict[str, Any]:
     """Speed of judge/ (with language/) at git revision ``ref`` ("before") and in the working tree ("after"),
     side by side: each measured in fresh processes, alternating, on the same pairs."""
@@ -348,8 +361,13 @@ def _table(result: dict[str, Any]) -> str:
     lines += [
         "",
         f"speed (one core, passages ~{s['passage_chars_mean']} chars): cold {s['cold_pairs_per_s']} pairs/s, "
-        f"warm passage {s['warm_pairs_per_s']} pairs/s (garbage collector {s['warm_gc_share']:.0%} of it)",
+        f"warm passage {s['warm_pairs_per_s']} pairs/s (garbage collector {s['warm_gc_share']:.0%} of it), "
+        "in a fresh process",
     ]
+    if "speed_after_quality_checks" in result:
+        a = result["speed_after_quality_checks"]
+        lines.append(f"  the same pairs in this process after the quality checks: cold "
+                     f"{a['cold_pairs_per_s']}, warm {a['warm_pairs_per_s']} pairs/s")
     if "speed_compare" in result:
         c = result["speed_compare"]
         for side in ("before", "after"):
@@ -405,7 +423,11 @@ def main(argv: list[str] | None = None) -> int:
         "consistency_check_note": "labels and perturbations from the judge's own parser and templates "
         "(build_view, figures_equal): the rules' agreement with their own labeller, not a quality figure",
         "indonli": evaluate_indonli(root, args.quick),
-        "speed": measure_speed(items, runs=1 if args.quick else 3),
+        # The headline speed is a fresh process's, as a judge replica runs; the same pairs timed here, after
+        # the quality checks above filled this process's heap, ran about 40 % slower (2,107 vs 3,532 warm
+        # pairs/s at f4d0753): a state of the benchmark, kept beside it, not of the judge.
+        "speed": fresh_process_speed(items, runs=1 if args.quick else 3),
+        "speed_after_quality_checks": measure_speed(items, runs=1 if args.quick else 3),
         "indonli_by_label": report.indonli_by_label(root, args.quick),
         "unsupported_reasons": report.dev_reasons(root),
     }
