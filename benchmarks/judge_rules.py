@@ -274,17 +274,19 @@ _WORKER = (
 )
 
 
+def _worker_speed(judge_root: str, items_path: Path, runs: int) -> dict[str, Any]:
+    """:func:`measure_speed` of the judge under ``judge_root`` in a fresh process (one core, as this one)."""
+    done = subprocess.run([sys.executable, "-c", _WORKER, judge_root, str(items_path), str(runs)],
+                          cwd=ROOT, capture_output=True, text=True, check=True)
+    speed: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return speed
+
+
 def fresh_process_speed(items: list[dict[str, Any]], runs: int) -> dict[str, Any]:
-    """:func:`measure_speed` of the working tree's judge in a fresh Python process (one core, as this one)."""
     with tempfile.TemporaryDirectory() as folder:
         items_path = Path(folder) / "items.pkl"
         items_path.write_bytes(pickle.dumps(items))
-        done = subprocess.run(
-            [sys.executable, "-c", _WORKER, str(ROOT), str(items_path), str(runs)],
-            cwd=ROOT, capture_output=True, text=True, check=True,
-        )
-    speed: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
-    return speed | {"process": "fresh"}
+        return _worker_speed(str(ROOT), items_path, runs) | {"process": "fresh"}
 
 
 def compare_speed(items: list[dict[str, Any]], ref: str, rounds: int, runs: int) -> dict[str, Any]:
@@ -304,14 +306,7 @@ def compare_speed(items: list[dict[str, Any]], ref: str, rounds: int, runs: int)
         measured: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
         for _ in range(rounds):
             for side, path in (("before", folder), ("after", str(ROOT))):
-                done = subprocess.run(
-                    [sys.executable, "-c", _WORKER, path, str(items_path), str(runs)],
-                    cwd=ROOT,
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                )
-                measured[side].append(json.loads(done.stdout.splitlines()[-1]))
+                measured[side].append(_worker_speed(path, items_path, runs))
     out: dict[str, Any] = {"ref": ref, "rounds": rounds, "runs_per_round": runs}
     for side, results in measured.items():
         out[side] = {
@@ -423,9 +418,8 @@ def main(argv: list[str] | None = None) -> int:
         "consistency_check_note": "labels and perturbations from the judge's own parser and templates "
         "(build_view, figures_equal): the rules' agreement with their own labeller, not a quality figure",
         "indonli": evaluate_indonli(root, args.quick),
-        # The headline speed is a fresh process's, as a judge replica runs; the same pairs timed here, after
-        # the quality checks above filled this process's heap, ran about 40 % slower (2,107 vs 3,532 warm
-        # pairs/s at f4d0753): a state of the benchmark, kept beside it, not of the judge.
+        # The headline speed is a fresh process's, as a replica runs; timed here after the quality checks, the
+        # same pairs ran slower (2,107 vs 3,532 warm pairs/s at f4d0753): the benchmark's state, kept beside.
         "speed": fresh_process_speed(items, runs=1 if args.quick else 3),
         "speed_after_quality_checks": measure_speed(items, runs=1 if args.quick else 3),
         "indonli_by_label": report.indonli_by_label(root, args.quick),
