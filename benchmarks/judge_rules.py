@@ -418,8 +418,8 @@ def main(argv: list[str] | None = None) -> int:
         "consistency_check_note": "labels and perturbations from the judge's own parser and templates "
         "(build_view, figures_equal): the rules' agreement with their own labeller, not a quality figure",
         "indonli": evaluate_indonli(root, args.quick),
-        # The headline speed is a fresh process's, as a replica runs; timed here after the quality checks, the
-        # same pairs ran slower (2,107 vs 3,532 warm pairs/s at f4d0753): the benchmark's state, kept beside.
+        # The headline speed is a fresh process's, as a replica runs; the in-process timing stays beside it
+        # (on this shared host the two have differed both ways by up to 40 %: noise, not the judge).
         "speed": fresh_process_speed(items, runs=1 if args.quick else 3),
         "speed_after_quality_checks": measure_speed(items, runs=1 if args.quick else 3),
         "indonli_by_label": report.indonli_by_label(root, args.quick),
